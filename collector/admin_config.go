@@ -1,0 +1,258 @@
+package collector
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/alecthomas/kingpin/v2"
+)
+
+// Scopes of the admin-derived partition series.
+const (
+	// ScopeLeader exports a partition only from the sidecar of its leader, so N
+	// sidecars export each partition once and the series follow leadership.
+	ScopeLeader = "leader"
+	// ScopeCluster exports every partition (one central deployment).
+	ScopeCluster = "cluster"
+)
+
+// saslPasswordEnv is where the SASL password comes from when no password file
+// is given. There is deliberately no flag: argv is visible in ps and /proc.
+const saslPasswordEnv = "KAFKA_REPLICATION_EXPORTER_SASL_PASSWORD"
+
+// AdminConfig is the admin-API half of the sidecar's configuration.
+type AdminConfig struct {
+	Servers         []string // bootstrap host:port; none = log-only mode
+	Version         string   // Kafka version sarama picks request versions for
+	BrokerID        int32    // this sidecar's broker; -1 = match Servers against the broker list
+	Scope           string   // ScopeLeader or ScopeCluster
+	RefreshInterval time.Duration
+	RequestTimeout  time.Duration
+	StallThreshold  time.Duration
+
+	TLSEnabled            bool
+	TLSCAFile             string
+	TLSCertFile           string
+	TLSKeyFile            string
+	TLSServerName         string
+	TLSInsecureSkipVerify bool
+
+	SASLMechanism    string // "", plain, scram-sha-256, scram-sha-512
+	SASLUsername     string
+	SASLPasswordFile string
+
+	// PartitionLogLevel, when set (DEBUG or TRACE), raises the
+	// kafka.cluster.Partition logger on this broker for the sidecar's
+	// lifetime so the log half sees HW lines. Empty = every admin call is
+	// read-only.
+	PartitionLogLevel string
+
+	// Set by the caller before NewAdmin.
+	TopicFilter     func(topic string) bool // nil = every topic
+	PartitionLabels bool                    // false = per-topic rollups without the partition label
+
+	// lookupEnv is os.LookupEnv; tests replace it.
+	lookupEnv func(string) (string, bool)
+	// sarama is built by Validate.
+	sarama *sarama.Config
+}
+
+// AddAdminFlags registers the admin-API flags on cmd.
+func AddAdminFlags(cmd *kingpin.CmdClause) *AdminConfig {
+	c := &AdminConfig{lookupEnv: os.LookupEnv}
+	cmd.Flag("kafka.server", "Kafka bootstrap address host:port (repeatable). None: log-only mode, no admin API calls.").
+		StringsVar(&c.Servers)
+	cmd.Flag("kafka.version", "Kafka version used to choose request versions (a floor is safe; sarama clamps to what the broker advertises).").
+		Default("3.9.0").StringVar(&c.Version)
+	cmd.Flag("kafka.broker-id", "Broker id of the broker this sidecar runs beside; -1 = find it by matching --kafka.server to the broker list.").
+		Default("-1").Int32Var(&c.BrokerID)
+	cmd.Flag("scope", "Which partitions the admin-derived series cover: leader (partitions led by this broker) or cluster (all).").
+		Default(ScopeLeader).EnumVar(&c.Scope, ScopeLeader, ScopeCluster)
+	cmd.Flag("kafka.refresh-interval", "How often the admin API is polled in the background (a scrape only reads the last result).").
+		Default("15s").DurationVar(&c.RefreshInterval)
+	cmd.Flag("kafka.request-timeout", "Timeout for dialling and for each admin request.").
+		Default("10s").DurationVar(&c.RequestTimeout)
+	cmd.Flag("stall.threshold", "How long the high watermark of a partition under min ISR with unreplicated records may stay still before it counts as stalled.").
+		Default("2m").DurationVar(&c.StallThreshold)
+
+	cmd.Flag("kafka.tls.enabled", "Connect to Kafka with TLS.").BoolVar(&c.TLSEnabled)
+	cmd.Flag("kafka.tls.ca-file", "PEM CA bundle to verify the brokers (default: system roots).").StringVar(&c.TLSCAFile)
+	cmd.Flag("kafka.tls.cert-file", "PEM client certificate for mutual TLS.").StringVar(&c.TLSCertFile)
+	cmd.Flag("kafka.tls.key-file", "PEM client key for mutual TLS.").StringVar(&c.TLSKeyFile)
+	cmd.Flag("kafka.tls.server-name", "Server name to verify in broker certificates (default: the host dialled).").StringVar(&c.TLSServerName)
+	cmd.Flag("kafka.tls.insecure-skip-verify", "Do not verify broker certificates (testing only).").BoolVar(&c.TLSInsecureSkipVerify)
+
+	cmd.Flag("kafka.sasl.mechanism", "SASL mechanism: plain, scram-sha-256 or scram-sha-512 (empty: no SASL).").
+		Default("").EnumVar(&c.SASLMechanism, "", "plain", "scram-sha-256", "scram-sha-512")
+	cmd.Flag("kafka.sasl.username", "SASL username.").StringVar(&c.SASLUsername)
+	cmd.Flag("kafka.sasl.password-file", "File holding the SASL password (else $"+saslPasswordEnv+").").StringVar(&c.SASLPasswordFile)
+
+	cmd.Flag("kafka.partition-log-level", "Raise kafka.cluster.Partition on this broker to DEBUG or TRACE while running (restored on exit). Empty: admin calls stay read-only.").
+		Default("").EnumVar(&c.PartitionLogLevel, "", "DEBUG", "TRACE")
+	return c
+}
+
+// Validate checks cross-flag constraints and prepares the Kafka client
+// configuration. Log-only mode (no --kafka.server) is always valid.
+func (c *AdminConfig) Validate() error {
+	if len(c.Servers) == 0 {
+		return nil
+	}
+	sc, err := c.buildSarama()
+	if err != nil {
+		return err
+	}
+	c.sarama = sc
+	return nil
+}
+
+func (c *AdminConfig) buildSarama() (*sarama.Config, error) {
+	for _, s := range c.Servers {
+		if !strings.Contains(s, ":") {
+			return nil, fmt.Errorf("--kafka.server %q: want host:port", s)
+		}
+	}
+	version, err := sarama.ParseKafkaVersion(c.Version)
+	if err != nil {
+		return nil, fmt.Errorf("--kafka.version %q: %w", c.Version, err)
+	}
+	switch {
+	case c.RefreshInterval <= 0:
+		return nil, errors.New("--kafka.refresh-interval must be positive")
+	case c.RequestTimeout <= 0:
+		return nil, errors.New("--kafka.request-timeout must be positive")
+	case c.StallThreshold <= 0:
+		return nil, errors.New("--stall.threshold must be positive")
+	case c.Scope != ScopeLeader && c.Scope != ScopeCluster:
+		return nil, fmt.Errorf("--scope %q: want %s or %s", c.Scope, ScopeLeader, ScopeCluster)
+	}
+
+	sc := sarama.NewConfig()
+	sc.ClientID = "kafka_replication_exporter"
+	sc.Version = version
+	// A dead broker must cost at most one timeout per request, never a
+	// retry storm: the poller retries on its own schedule.
+	sc.Net.DialTimeout = c.RequestTimeout
+	sc.Net.ReadTimeout = c.RequestTimeout
+	sc.Net.WriteTimeout = c.RequestTimeout
+	sc.Metadata.Retry.Max = 1
+	sc.Metadata.Retry.Backoff = 100 * time.Millisecond
+	sc.Metadata.Full = false
+	sc.Metadata.RefreshFrequency = 0
+	sc.Admin.Timeout = c.RequestTimeout
+
+	if err := c.configureTLS(sc); err != nil {
+		return nil, err
+	}
+	if err := c.configureSASL(sc); err != nil {
+		return nil, err
+	}
+	if err := sc.Validate(); err != nil {
+		return nil, fmt.Errorf("kafka client configuration: %w", err)
+	}
+	return sc, nil
+}
+
+func (c *AdminConfig) configureTLS(sc *sarama.Config) error {
+	if !c.TLSEnabled {
+		if c.TLSCAFile != "" || c.TLSCertFile != "" || c.TLSKeyFile != "" || c.TLSServerName != "" || c.TLSInsecureSkipVerify {
+			return errors.New("--kafka.tls.* options need --kafka.tls.enabled")
+		}
+		return nil
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		return errors.New("--kafka.tls.cert-file and --kafka.tls.key-file go together")
+	}
+	tc := &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		ServerName:         c.TLSServerName,
+		InsecureSkipVerify: c.TLSInsecureSkipVerify, //nolint:gosec // explicit opt-in flag
+	}
+	if c.TLSCAFile != "" {
+		pem, err := os.ReadFile(c.TLSCAFile)
+		if err != nil {
+			return fmt.Errorf("--kafka.tls.ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("--kafka.tls.ca-file %s: no PEM certificate found", c.TLSCAFile)
+		}
+		tc.RootCAs = pool
+	}
+	if c.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+		if err != nil {
+			return fmt.Errorf("--kafka.tls.cert-file/--kafka.tls.key-file: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	sc.Net.TLS.Enable = true
+	sc.Net.TLS.Config = tc
+	return nil
+}
+
+func (c *AdminConfig) configureSASL(sc *sarama.Config) error {
+	if c.SASLMechanism == "" {
+		if c.SASLUsername != "" || c.SASLPasswordFile != "" {
+			return errors.New("--kafka.sasl.username/--kafka.sasl.password-file need --kafka.sasl.mechanism")
+		}
+		return nil
+	}
+	if c.SASLUsername == "" {
+		return fmt.Errorf("--kafka.sasl.mechanism %s needs --kafka.sasl.username", c.SASLMechanism)
+	}
+	password, err := c.saslPassword()
+	if err != nil {
+		return err
+	}
+	sc.Net.SASL.Enable = true
+	sc.Net.SASL.Handshake = true
+	sc.Net.SASL.User = c.SASLUsername
+	sc.Net.SASL.Password = password
+	switch c.SASLMechanism {
+	case "plain":
+		sc.Net.SASL.Mechanism = sarama.SASLTypePlaintext
+	case "scram-sha-256":
+		sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
+		sc.Net.SASL.SCRAMClientGeneratorFunc = newSCRAMSHA256Client
+	case "scram-sha-512":
+		sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
+		sc.Net.SASL.SCRAMClientGeneratorFunc = newSCRAMSHA512Client
+	default:
+		return fmt.Errorf("--kafka.sasl.mechanism %q: want plain, scram-sha-256 or scram-sha-512", c.SASLMechanism)
+	}
+	return nil
+}
+
+// saslPassword reads the password file, else the environment. Both set is an
+// error: which one wins would be a guess.
+func (c *AdminConfig) saslPassword() (string, error) {
+	lookup := c.lookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	env, envSet := lookup(saslPasswordEnv)
+	switch {
+	case c.SASLPasswordFile != "" && envSet:
+		return "", fmt.Errorf("both --kafka.sasl.password-file and $%s are set; use one", saslPasswordEnv)
+	case c.SASLPasswordFile != "":
+		b, err := os.ReadFile(c.SASLPasswordFile)
+		if err != nil {
+			return "", fmt.Errorf("--kafka.sasl.password-file: %w", err)
+		}
+		p := strings.TrimRight(string(b), "\r\n")
+		if p == "" {
+			return "", fmt.Errorf("--kafka.sasl.password-file %s is empty", c.SASLPasswordFile)
+		}
+		return p, nil
+	case envSet && env != "":
+		return env, nil
+	}
+	return "", fmt.Errorf("SASL needs a password: --kafka.sasl.password-file or $%s", saslPasswordEnv)
+}

@@ -1,0 +1,218 @@
+package collector
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// adminPrefix is the metric namespace (the lead's log metrics share it).
+const adminPrefix = "kafka_replication_"
+
+// adminDescs are the admin-derived metric descriptors. Without partition
+// labels (--no-collector.partition-labels) the partition series become
+// per-topic rollups with the same names, the `partition` label dropped and
+// a HELP that says how they were aggregated; leader, leader epoch, replica
+// lag, effective min ISR and last-advance have no meaningful rollup and are
+// left out.
+type adminDescs struct {
+	partitionLabels bool
+
+	up, lastRefresh, duration, requestErrors, disagreements, topicMinISR *prometheus.Desc
+
+	replicas, isr, minISR, underReplicated, underMinISR, atMinISR, headroom *prometheus.Desc
+	leader, leaderEpoch, hw, leo, lag, stalled, lastAdvance, regressions    *prometheus.Desc
+}
+
+func newAdminDescs(partitionLabels bool) adminDescs {
+	d := adminDescs{partitionLabels: partitionLabels}
+	plain := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(adminPrefix+name, help, labels, nil)
+	}
+	d.up = plain("up", "1 if the last Metadata request to Kafka succeeded, 0 if no broker answered.")
+	d.lastRefresh = plain("last_refresh_timestamp_seconds", "Unix time of the last successful admin API refresh (Metadata answered).")
+	d.duration = plain("refresh_duration_seconds", "Wall time the last admin API refresh took (Metadata, DescribeConfigs, ListOffsets).")
+	d.requestErrors = plain("admin_request_errors_total", "Kafka admin requests that failed, by request.", "request")
+	d.disagreements = plain("partition_source_disagreements_total",
+		"Times the admin API (Metadata) and this broker's logs reported different values for a partition field; the fresher reading is exported.", "field")
+	d.topicMinISR = plain("topic_min_insync_replicas_config", "min.insync.replicas of the topic from DescribeConfigs (topic override, else the broker default).", "topic")
+
+	if !partitionLabels {
+		rollup := func(name, help string) *prometheus.Desc {
+			return plain(name, help+" Per-topic rollup over the exported partitions (partition labels disabled).", "topic")
+		}
+		d.replicas = rollup("partition_replicas", "Sum of assigned replicas (Metadata).")
+		d.isr = rollup("partition_in_sync_replicas", "Sum of in-sync replicas (Metadata joined with this broker's logs: the fresher wins).")
+		d.underReplicated = rollup("partition_under_replicated", "Number of partitions with ISR smaller than the replica set.")
+		d.underMinISR = rollup("partition_under_min_isr", "Number of partitions with ISR below the effective min.insync.replicas (min(config, RF)).")
+		d.atMinISR = rollup("partition_at_min_isr", "Number of partitions with ISR exactly at the effective min.insync.replicas while RF is larger.")
+		d.headroom = rollup("partition_isr_headroom", "Smallest ISR minus effective min.insync.replicas among partitions.")
+		d.hw = rollup("partition_high_watermark", "Sum of high watermarks (ListOffsets LATEST, read_uncommitted, sent to the leader).")
+		d.leo = rollup("partition_log_end_offset", "Sum of leader log end offsets (ListOffsets LATEST with replica id -2, sent to the leader).")
+		d.stalled = rollup("partition_high_watermark_stalled", "Number of partitions under min ISR whose HW stayed below the LEO for at least --stall.threshold.")
+		d.regressions = rollup("partition_high_watermark_regressions_total", "Sum over partitions of high watermark decreases seen between polls for the same topic id.")
+		return d
+	}
+
+	part := func(name, help string, extra ...string) *prometheus.Desc {
+		return plain(name, help, append([]string{"topic", "partition"}, extra...)...)
+	}
+	d.replicas = part("partition_replicas", "Assigned replicas of the partition (Metadata).")
+	d.isr = part("partition_in_sync_replicas", "In-sync replicas of the partition (Metadata joined with this broker's logs: the fresher wins).")
+	d.minISR = part("partition_min_insync_replicas", "Effective min.insync.replicas of the partition: min(topic config from DescribeConfigs, replication factor).")
+	d.underReplicated = part("partition_under_replicated", "1 if the ISR is smaller than the replica set (Metadata).")
+	d.underMinISR = part("partition_under_min_isr", "1 if the ISR is below the effective min.insync.replicas: acks=all produce fails and the HW cannot advance.")
+	d.atMinISR = part("partition_at_min_isr", "1 if the ISR is exactly the effective min.insync.replicas while RF is larger: one more loss blocks acks=all.")
+	d.headroom = part("partition_isr_headroom", "ISR size minus effective min.insync.replicas (negative = under min ISR).")
+	d.leader = part("partition_leader", "Broker id of the partition leader from Metadata; -1 = offline (no leader).")
+	d.leaderEpoch = part("partition_leader_epoch", "Leader epoch of the partition (Metadata joined with this broker's logs: the fresher wins).")
+	d.hw = part("partition_high_watermark", "High watermark: ListOffsets LATEST (read_uncommitted) sent to the leader.")
+	d.leo = part("partition_log_end_offset", "Leader log end offset: ListOffsets LATEST with replica id -2 (debug) sent to the leader.")
+	d.lag = part("partition_replica_lag", "Leader LEO minus the follower's own LEO (ListOffsets with replica id -2 sent to each replica's broker), in offsets.", "replica")
+	d.stalled = part("partition_high_watermark_stalled", "1 if the partition is under min ISR with records beyond the HW (LEO > HW) and the HW has not moved for --stall.threshold (KAFKA-15583).")
+	d.lastAdvance = part("partition_high_watermark_last_advance_timestamp_seconds", "Unix time the poller last saw the high watermark change (ListOffsets LATEST).")
+	d.regressions = part("partition_high_watermark_regressions_total", "High watermark decreases seen between polls for the same topic id (a re-created topic does not count).")
+	return d
+}
+
+// Describe implements prometheus.Collector.
+func (a *Admin) Describe(ch chan<- *prometheus.Desc) {
+	d := &a.descs
+	for _, desc := range []*prometheus.Desc{
+		d.up, d.lastRefresh, d.duration, d.requestErrors, d.disagreements, d.topicMinISR,
+		d.replicas, d.isr, d.minISR, d.underReplicated, d.underMinISR, d.atMinISR, d.headroom,
+		d.leader, d.leaderEpoch, d.hw, d.leo, d.lag, d.stalled, d.lastAdvance, d.regressions,
+	} {
+		if desc != nil {
+			ch <- desc
+		}
+	}
+}
+
+// Collect implements prometheus.Collector. It renders the last snapshot only.
+func (a *Admin) Collect(ch chan<- prometheus.Metric) {
+	s := a.snap.Load()
+	d := &a.descs
+	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, v, labels...)
+	}
+
+	gauge(d.up, b2f(s.up))
+	if !s.lastSuccess.IsZero() {
+		gauge(d.lastRefresh, float64(s.lastSuccess.UnixNano())/1e9)
+	}
+	gauge(d.duration, s.duration.Seconds())
+	for k, n := range s.counts.requestErrors {
+		counter(d.requestErrors, float64(n), requestNames[k])
+	}
+	for i, n := range s.counts.disagreements {
+		counter(d.disagreements, float64(n), disagreementFields[i])
+	}
+	for i := range s.topics {
+		t := &s.topics[i]
+		if t.minISRConfig > 0 {
+			gauge(d.topicMinISR, float64(t.minISRConfig), t.name)
+		}
+		if d.partitionLabels {
+			a.collectPartitions(ch, t)
+		} else {
+			a.collectRollup(ch, t)
+		}
+	}
+}
+
+func (a *Admin) collectPartitions(ch chan<- prometheus.Metric, t *topicSample) {
+	d := &a.descs
+	for i := range t.partitions {
+		p := &t.partitions[i]
+		lv := []string{t.name, p.label}
+		gauge := func(desc *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, lv...)
+		}
+		gauge(d.replicas, float64(p.replicas))
+		gauge(d.isr, float64(p.isr))
+		gauge(d.underReplicated, b2f(p.underReplicated()))
+		if p.minISR > 0 {
+			gauge(d.minISR, float64(p.minISR))
+			gauge(d.underMinISR, b2f(p.underMinISR()))
+			gauge(d.atMinISR, b2f(p.atMinISR()))
+			gauge(d.headroom, float64(p.isr-p.minISR))
+		}
+		gauge(d.leader, float64(p.leader))
+		gauge(d.leaderEpoch, float64(p.leaderEpoch))
+		if p.hwKnown {
+			gauge(d.hw, float64(p.hw))
+			gauge(d.lastAdvance, float64(p.lastAdvance.UnixNano())/1e9)
+		}
+		if p.leoKnown {
+			gauge(d.leo, float64(p.leo))
+		}
+		for _, l := range p.lags {
+			ch <- prometheus.MustNewConstMetric(d.lag, prometheus.GaugeValue, float64(l.lag), t.name, p.label, l.replica)
+		}
+		gauge(d.stalled, b2f(p.stalled))
+		ch <- prometheus.MustNewConstMetric(d.regressions, prometheus.CounterValue, float64(p.regressions), lv...)
+	}
+}
+
+func (a *Admin) collectRollup(ch chan<- prometheus.Metric, t *topicSample) {
+	d := &a.descs
+	var (
+		replicas, isr, under, underMin, atMin, stalled int
+		hw, leo                                        int64
+		regressions                                    uint64
+		headroom                                       int
+		haveHeadroom                                   bool
+	)
+	for i := range t.partitions {
+		p := &t.partitions[i]
+		replicas += p.replicas
+		isr += p.isr
+		under += b2i(p.underReplicated())
+		underMin += b2i(p.underMinISR())
+		atMin += b2i(p.atMinISR())
+		stalled += b2i(p.stalled)
+		if p.hwKnown {
+			hw += p.hw
+		}
+		if p.leoKnown {
+			leo += p.leo
+		}
+		regressions += p.regressions
+		if p.minISR > 0 && (!haveHeadroom || p.isr-p.minISR < headroom) {
+			headroom, haveHeadroom = p.isr-p.minISR, true
+		}
+	}
+	gauge := func(desc *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, t.name)
+	}
+	gauge(d.replicas, float64(replicas))
+	gauge(d.isr, float64(isr))
+	gauge(d.underReplicated, float64(under))
+	if t.minISRConfig > 0 {
+		gauge(d.underMinISR, float64(underMin))
+		gauge(d.atMinISR, float64(atMin))
+	}
+	if haveHeadroom {
+		gauge(d.headroom, float64(headroom))
+	}
+	gauge(d.hw, float64(hw))
+	gauge(d.leo, float64(leo))
+	gauge(d.stalled, float64(stalled))
+	ch <- prometheus.MustNewConstMetric(d.regressions, prometheus.CounterValue, float64(regressions), t.name)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

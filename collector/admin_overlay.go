@@ -1,0 +1,85 @@
+package collector
+
+import (
+	"log/slog"
+	"time"
+)
+
+// LogOverlay is the log-derived view of a partition, implemented by the lead's Store.
+type LogOverlay interface {
+	// LogPartitionState returns the ISR size and leader epoch last seen in this broker's own logs, with the wall
+	// time each was read; ok is false when the logs said nothing about the partition.
+	LogPartitionState(topic string, partition int32) (isrSize int, isrAt time.Time, leaderEpoch int64, epochAt time.Time, ok bool)
+}
+
+// Fields the two sources can disagree on (the `field` label).
+const (
+	fieldISR         = "isr"
+	fieldLeaderEpoch = "leader_epoch"
+)
+
+// sourceJoin merges the admin view of a partition with the log view: for the
+// ISR size and the leader epoch the fresher reading wins. The logs see an ISR
+// change the moment this broker applies it; Metadata lags by up to one
+// refresh, but covers partitions whose logs say nothing.
+type sourceJoin struct {
+	overlay LogOverlay
+	logger  *slog.Logger
+	// open holds disagreements already counted, so one conflict that
+	// persists across refreshes (an old log reading nobody updated) is
+	// counted once rather than once per refresh.
+	open map[conflictKey]conflict
+}
+
+type conflictKey struct {
+	partitionKey
+	field string
+}
+
+type conflict struct {
+	admin, log int64
+	logAt      time.Time
+}
+
+func newSourceJoin(overlay LogOverlay, logger *slog.Logger) *sourceJoin {
+	return &sourceJoin{overlay: overlay, logger: logger, open: make(map[conflictKey]conflict)}
+}
+
+// join returns the ISR size and leader epoch to export for a partition whose
+// Metadata was read at adminAt, and calls count(field) for each new
+// disagreement between the sources.
+func (j *sourceJoin) join(k partitionKey, adminISR int, adminEpoch int64, adminAt time.Time, count func(field string)) (int, int64) {
+	if j.overlay == nil {
+		return adminISR, adminEpoch
+	}
+	logISR, isrAt, logEpoch, epochAt, ok := j.overlay.LogPartitionState(k.topic, k.partition)
+	if !ok {
+		return adminISR, adminEpoch
+	}
+	isr := j.pick(k, fieldISR, int64(adminISR), adminAt, int64(logISR), isrAt, count)
+	epoch := j.pick(k, fieldLeaderEpoch, adminEpoch, adminAt, logEpoch, epochAt, count)
+	return int(isr), epoch
+}
+
+func (j *sourceJoin) pick(k partitionKey, field string, admin int64, adminAt time.Time, log int64, logAt time.Time, count func(string)) int64 {
+	if logAt.IsZero() {
+		return admin // the logs never said anything about this field
+	}
+	ck := conflictKey{k, field}
+	if admin == log {
+		delete(j.open, ck)
+		return admin
+	}
+	c := conflict{admin: admin, log: log, logAt: logAt}
+	if prev, seen := j.open[ck]; !seen || prev != c {
+		j.open[ck] = c
+		count(field)
+		j.logger.Debug("admin API and broker log disagree",
+			"topic", k.topic, "partition", k.partition, "field", field,
+			"admin", admin, "admin_at", adminAt, "log", log, "log_at", logAt)
+	}
+	if logAt.After(adminAt) {
+		return log
+	}
+	return admin
+}

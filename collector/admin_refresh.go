@@ -1,0 +1,289 @@
+package collector
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// One refresh costs O(brokers) requests, never O(partitions):
+//
+//	1 Metadata (all topics, asked of this sidecar's own broker when known)
+//	1 DescribeConfigs (min.insync.replicas of every exported topic, batched)
+//	≤1 ListOffsets LATEST per leader broker (HW of every partition it leads)
+//	≤1 ListOffsets LATEST with replica id -2 per replica broker (its LEO of
+//	   every exported partition it hosts)
+//
+// HW is read for every partition, not only exported ones, so that the HW
+// history survives a leadership move: a regression is most likely exactly
+// when the leader changes.
+
+// plannedPartition is one partition of the Metadata answer that passed the
+// topic filter.
+type plannedPartition struct {
+	key      partitionKey
+	topicID  [16]byte
+	leader   int32
+	epoch    int32
+	replicas []int32
+	isr      []int32
+	offline  []int32
+	export   bool
+}
+
+// refreshPlan is what to ask whom.
+type refreshPlan struct {
+	parts        []plannedPartition
+	hwByBroker   map[int32][]partitionKey
+	leoByBroker  map[int32][]partitionKey
+	configTopics []string
+}
+
+// fetched is what the per-broker requests returned.
+type fetched struct {
+	hw     map[partitionKey]offsetAnswer
+	leo    map[int32]map[partitionKey]offsetAnswer // by answering broker
+	minISR map[string]int                          // nil when DescribeConfigs failed
+}
+
+// refresh runs one poll cycle and publishes a new snapshot. It is only ever
+// called from one goroutine at a time.
+func (a *Admin) refresh() {
+	started := time.Now()
+	defer a.ready.Store(true)
+	a.gen++
+	if a.pool == nil {
+		a.publishFailure(started)
+		return
+	}
+
+	md, mdAddr, err := a.fetchMetadata()
+	if err != nil {
+		a.logger.Warn("Kafka metadata refresh failed; keeping the last values, up=0", "err", err)
+		a.publishFailure(started)
+		return
+	}
+	mdAt := a.now()
+	a.brokers = make(map[int32]string, len(md.Brokers))
+	for _, b := range md.Brokers {
+		a.brokers[b.ID()] = b.Addr()
+	}
+	a.detectBrokerID()
+
+	plan := a.plan(md)
+	got := a.fetch(plan, mdAddr)
+	if got.minISR != nil {
+		for t, v := range got.minISR {
+			a.minISR[t] = v
+		}
+	}
+	snap := a.build(plan, got, mdAt)
+	a.tracker.forget(a.gen)
+	snap.up = true
+	snap.lastSuccess = mdAt
+	snap.duration = time.Since(started)
+	snap.counts = a.counts
+	a.snap.Store(snap)
+}
+
+// publishFailure keeps the last partition series (stale values beat a
+// vanished series; up=0 and the refresh timestamp say how stale) and
+// reports the failure.
+func (a *Admin) publishFailure(started time.Time) {
+	next := *a.snap.Load()
+	next.up = false
+	next.duration = time.Since(started)
+	next.counts = a.counts
+	a.snap.Store(&next)
+}
+
+// fetchMetadata asks this sidecar's own broker first (its metadata image is
+// what its logs describe), then each bootstrap server.
+func (a *Admin) fetchMetadata() (*sarama.MetadataResponse, string, error) {
+	var candidates []string
+	if addr, ok := a.brokers[a.brokerID]; ok && a.brokerID >= 0 {
+		candidates = append(candidates, addr)
+	}
+	for _, s := range a.cfg.Servers {
+		if !slices.Contains(candidates, s) {
+			candidates = append(candidates, s)
+		}
+	}
+	var errs []error
+	for _, addr := range candidates {
+		md, err := a.pool.metadata(addr)
+		if err == nil {
+			return md, addr, nil
+		}
+		a.counts.requestErrors[reqMetadata]++
+		errs = append(errs, err)
+	}
+	return nil, "", errors.Join(errs...)
+}
+
+// detectBrokerID finds this sidecar's broker by matching a --kafka.server
+// address to the advertised broker addresses.
+func (a *Admin) detectBrokerID() {
+	if a.cfg.BrokerID >= 0 {
+		return
+	}
+	for id, addr := range a.brokers {
+		for _, s := range a.cfg.Servers {
+			if strings.EqualFold(addr, s) {
+				if a.brokerID != id {
+					a.logger.Info("Detected this sidecar's broker id", "broker", id, "address", addr)
+				}
+				a.brokerID = id
+				return
+			}
+		}
+	}
+	if a.cfg.Scope == ScopeLeader && !a.noIDWarn {
+		a.noIDWarn = true
+		a.logger.Warn("No --kafka.server matches an advertised broker address; set --kafka.broker-id. Leader-scoped partition series stay empty until then.")
+	}
+}
+
+// plan applies the topic filter and the scope, and groups the offset
+// requests by broker.
+func (a *Admin) plan(md *sarama.MetadataResponse) refreshPlan {
+	p := refreshPlan{
+		hwByBroker:  make(map[int32][]partitionKey),
+		leoByBroker: make(map[int32][]partitionKey),
+	}
+	// Offline partitions are exported by exactly one sidecar: the one of the
+	// lowest live broker id.
+	lowest := int32(-1)
+	for id := range a.brokers {
+		if lowest < 0 || id < lowest {
+			lowest = id
+		}
+	}
+	cluster := a.cfg.Scope == ScopeCluster
+	for _, t := range md.Topics {
+		if t == nil || t.Err != sarama.ErrNoError && len(t.Partitions) == 0 {
+			continue
+		}
+		if a.cfg.TopicFilter != nil && !a.cfg.TopicFilter(t.Name) {
+			continue
+		}
+		exportedTopic := false
+		for _, pm := range t.Partitions {
+			if pm == nil {
+				continue
+			}
+			pp := plannedPartition{
+				key:      partitionKey{t.Name, pm.ID},
+				topicID:  t.Uuid,
+				leader:   pm.Leader,
+				epoch:    pm.LeaderEpoch,
+				replicas: pm.Replicas,
+				isr:      pm.Isr,
+				offline:  pm.OfflineReplicas,
+			}
+			_, leaderLive := a.brokers[pm.Leader]
+			online := pm.Leader >= 0 && leaderLive
+			switch {
+			case cluster:
+				pp.export = true
+			case online:
+				pp.export = a.brokerID >= 0 && pm.Leader == a.brokerID
+			default:
+				pp.export = a.brokerID >= 0 && a.brokerID == lowest
+			}
+			if online {
+				p.hwByBroker[pm.Leader] = append(p.hwByBroker[pm.Leader], pp.key)
+			}
+			if pp.export {
+				exportedTopic = true
+				if online {
+					for _, r := range pm.Replicas {
+						if _, live := a.brokers[r]; live && !slices.Contains(pm.OfflineReplicas, r) {
+							p.leoByBroker[r] = append(p.leoByBroker[r], pp.key)
+						}
+					}
+				}
+			}
+			p.parts = append(p.parts, pp)
+		}
+		if exportedTopic {
+			p.configTopics = append(p.configTopics, t.Name)
+		}
+	}
+	return p
+}
+
+// fetch sends the plan's requests concurrently: one goroutine per broker
+// (HW then LEO on the same connection) plus one for DescribeConfigs. Each
+// request is bounded by the sarama timeouts, so a dead broker costs one
+// timeout, in parallel with the others.
+func (a *Admin) fetch(p refreshPlan, configAddr string) fetched {
+	got := fetched{
+		hw:  make(map[partitionKey]offsetAnswer, len(p.parts)),
+		leo: make(map[int32]map[partitionKey]offsetAnswer, len(p.leoByBroker)),
+	}
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	fail := func(kind requestKind, broker int32, err error) {
+		mu.Lock()
+		a.counts.requestErrors[kind]++
+		mu.Unlock()
+		a.logger.Debug("Kafka admin request failed", "request", requestNames[kind], "broker", broker, "err", err)
+	}
+	ids := make(map[int32]struct{})
+	for id := range p.hwByBroker {
+		ids[id] = struct{}{}
+	}
+	for id := range p.leoByBroker {
+		ids[id] = struct{}{}
+	}
+	for id := range ids {
+		addr := a.brokers[id]
+		wg.Go(func() {
+			if parts := p.hwByBroker[id]; len(parts) > 0 {
+				hw, err := a.pool.listOffsetsLatest(addr, -1, parts)
+				if err != nil {
+					// Likely a dead broker: do not spend a second
+					// timeout on its LEO request.
+					fail(reqListOffsets, id, err)
+					return
+				}
+				mu.Lock()
+				for k, v := range hw {
+					got.hw[k] = v
+				}
+				mu.Unlock()
+			}
+			if parts := p.leoByBroker[id]; len(parts) > 0 {
+				leo, err := a.pool.listOffsetsLatest(addr, debugReplicaID, parts)
+				if err != nil {
+					fail(reqListOffsetsLEO, id, err)
+					return
+				}
+				mu.Lock()
+				got.leo[id] = leo
+				mu.Unlock()
+			}
+		})
+	}
+	if len(p.configTopics) > 0 {
+		wg.Go(func() {
+			m, err := a.pool.describeMinISR(configAddr, p.configTopics)
+			if err != nil {
+				fail(reqDescribeConfigs, -1, err)
+				return
+			}
+			mu.Lock()
+			got.minISR = m
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return got
+}

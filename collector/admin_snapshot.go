@@ -1,0 +1,173 @@
+package collector
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// requestKind is the `request` label of the admin request error counter.
+type requestKind int
+
+const (
+	reqMetadata requestKind = iota
+	reqDescribeConfigs
+	reqListOffsets
+	reqListOffsetsLEO
+	reqAlterLogLevel
+	numRequestKinds
+)
+
+var requestNames = [numRequestKinds]string{
+	reqMetadata:        "metadata",
+	reqDescribeConfigs: "describe_configs",
+	reqListOffsets:     "list_offsets",
+	reqListOffsetsLEO:  "list_offsets_leo",
+	reqAlterLogLevel:   "alter_log_level",
+}
+
+// disagreementFields are the `field` label values, in counter order.
+var disagreementFields = [2]string{fieldISR, fieldLeaderEpoch}
+
+// adminCounters are the poller's own counters; the refresh goroutine owns
+// them and each snapshot carries a copy.
+type adminCounters struct {
+	requestErrors [numRequestKinds]uint64
+	disagreements [len(disagreementFields)]uint64
+}
+
+// adminSnapshot is everything Collect renders. It is immutable once
+// published.
+type adminSnapshot struct {
+	up          bool
+	lastSuccess time.Time // zero until the first successful refresh
+	duration    time.Duration
+	counts      adminCounters
+	topics      []topicSample // sorted by name
+}
+
+type topicSample struct {
+	name         string
+	minISRConfig int // configured min.insync.replicas; 0 = unknown
+	partitions   []partitionSample
+}
+
+type partitionSample struct {
+	partition   int32
+	label       string // partition id, formatted once
+	replicas    int
+	isr         int   // joined with the log view: the fresher wins
+	minISR      int   // effective: min(config, replicas); 0 = unknown
+	leader      int32 // -1 = offline
+	leaderEpoch int64 // joined with the log view
+	hw, leo     int64
+	hwKnown     bool
+	leoKnown    bool
+	lags        []replicaLag
+	stalled     bool
+	lastAdvance time.Time // zero = no HW reading yet
+	regressions uint64
+}
+
+type replicaLag struct {
+	replica string
+	lag     int64
+}
+
+func (p *partitionSample) underReplicated() bool { return p.isr < p.replicas }
+func (p *partitionSample) underMinISR() bool     { return p.minISR > 0 && p.isr < p.minISR }
+func (p *partitionSample) atMinISR() bool {
+	return p.minISR > 0 && p.isr == p.minISR && p.replicas > p.minISR
+}
+
+// build turns one refresh's answers into a snapshot, feeding the HW tracker
+// for every partition (exported or not) along the way.
+func (a *Admin) build(p refreshPlan, got fetched, mdAt time.Time) *adminSnapshot {
+	now := a.now()
+	count := func(field string) {
+		for i, f := range disagreementFields {
+			if f == field {
+				a.counts.disagreements[i]++
+			}
+		}
+	}
+	byTopic := make(map[string]*topicSample)
+	for i := range p.parts {
+		pp := &p.parts[i]
+		var (
+			st      hwState
+			hwKnown bool
+		)
+		if ans, ok := got.hw[pp.key]; ok {
+			epoch := pp.epoch
+			if ans.leaderEpoch >= 0 {
+				epoch = ans.leaderEpoch
+			}
+			v := a.tracker.observe(pp.key, hwObservation{topicID: pp.topicID, hw: ans.offset, leaderEpoch: epoch}, now, a.gen)
+			if v.regressed {
+				a.logger.Debug("High watermark went backwards",
+					"topic", pp.key.topic, "partition", pp.key.partition,
+					"from", v.prevHW, "to", ans.offset,
+					"leader_epoch_before", v.prevEpoch, "leader_epoch_after", epoch)
+			}
+			st, hwKnown = hwState{hw: ans.offset, lastAdvance: v.lastAdvance, regressions: v.regressions}, true
+		} else {
+			// The leader did not answer (or there is none): keep the
+			// last good HW, and keep its history alive.
+			a.tracker.touch(pp.key, a.gen)
+			st, hwKnown = a.tracker.last(pp.key, pp.topicID)
+		}
+		if !pp.export {
+			continue
+		}
+
+		ts := byTopic[pp.key.topic]
+		if ts == nil {
+			ts = &topicSample{name: pp.key.topic, minISRConfig: a.minISR[pp.key.topic]}
+			byTopic[pp.key.topic] = ts
+		}
+		isr, epoch := a.join.join(pp.key, len(pp.isr), int64(pp.epoch), mdAt, count)
+		s := partitionSample{
+			partition:   pp.key.partition,
+			label:       strconv.FormatInt(int64(pp.key.partition), 10),
+			replicas:    len(pp.replicas),
+			isr:         isr,
+			leader:      pp.leader,
+			leaderEpoch: epoch,
+			hw:          st.hw,
+			hwKnown:     hwKnown,
+			lastAdvance: st.lastAdvance,
+			regressions: st.regressions,
+		}
+		if s.leader < 0 {
+			s.leader = -1
+		}
+		if ts.minISRConfig > 0 {
+			s.minISR = min(ts.minISRConfig, s.replicas)
+		}
+		if l, ok := got.leo[pp.leader][pp.key]; ok {
+			s.leo, s.leoKnown = l.offset, true
+			for _, r := range pp.replicas {
+				if r == pp.leader {
+					continue
+				}
+				if f, ok := got.leo[r][pp.key]; ok {
+					// The follower is asked a moment apart from the leader
+					// and can be ahead by then; lag is never negative.
+					s.lags = append(s.lags, replicaLag{replica: strconv.FormatInt(int64(r), 10), lag: max(s.leo-f.offset, 0)})
+				}
+			}
+		}
+		s.stalled = s.hwKnown && s.leoKnown && a.tracker.stalled(s.underMinISR(), s.hw, s.leo, s.lastAdvance, now)
+		ts.partitions = append(ts.partitions, s)
+	}
+
+	snap := &adminSnapshot{topics: make([]topicSample, 0, len(byTopic))}
+	for _, ts := range byTopic {
+		slices.SortFunc(ts.partitions, func(x, y partitionSample) int { return int(x.partition) - int(y.partition) })
+		snap.topics = append(snap.topics, *ts)
+	}
+	slices.SortFunc(snap.topics, func(x, y topicSample) int { return strings.Compare(x.name, y.name) })
+	return snap
+}
