@@ -1,0 +1,68 @@
+# kafka_replication_exporter — the targets the README names.
+#
+#   make run     a local 3-broker Kafka (real Apache Kafka from Maven Central), one exporter per broker,
+#                Prometheus + Alertmanager with the shipped rules; prints the URLs; Ctrl-C stops everything
+#   make test    everything CI runs: vet, unit + golden + fuzz seeds, promtool rule tests, dashboard checks,
+#                docs freshness, the real-Kafka scenarios and the alert loop
+#   make e2e     only the real-Kafka scenarios and the alert loop
+#   make bench   the benchmarks recorded in docs/benchmarks.md
+
+SHELL       := /bin/bash
+GO          ?= go
+BIN         := bin/kafka_replication_exporter
+VERSION     ?= $(shell cat VERSION 2>/dev/null || echo 0.1.0)
+REVISION    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+BRANCH      ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
+LDFLAGS     := -s -w \
+	-X github.com/prometheus/common/version.Version=$(VERSION) \
+	-X github.com/prometheus/common/version.Revision=$(REVISION) \
+	-X github.com/prometheus/common/version.Branch=$(BRANCH) \
+	-X github.com/prometheus/common/version.BuildUser=$(shell id -un)@$(shell hostname) \
+	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
+UNIT_PKGS    = $(shell $(GO) list ./... | grep -v /e2e)
+
+.PHONY: all build test unit lint rules dashboards docs docs-check e2e run bench fuzz clean
+
+all: build
+
+# The same static binary the Dockerfile builds.
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kafka_replication_exporter
+
+test: lint unit rules dashboards docs-check e2e
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	cd dashboards && $(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 $(UNIT_PKGS)
+
+# promtool check/test rules, amtool, PrometheusRule sync: the tests live in the dashboards module.
+rules dashboards:
+	bash .ci/install-prometheus-tools.sh
+	cd dashboards && $(GO) test -count=1 ./...
+
+docs:
+	$(GO) run ./cmd/kafka_replication_exporter/docgen -readme README.md
+
+docs-check:
+	$(GO) run ./cmd/kafka_replication_exporter/docgen -readme README.md -check
+
+e2e:
+	bash .ci/install-prometheus-tools.sh
+	$(GO) test -count=1 -timeout 40m -v ./e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)' ; test $${PIPESTATUS[0]} -eq 0
+
+run: build
+	$(GO) run ./e2e/cmd/devcluster
+
+bench:
+	bash docs/bench.sh
+
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./logparse/
+	$(GO) test -run='^$$' -fuzz=FuzzSplitter -fuzztime=60s ./logparse/
+
+clean:
+	rm -rf bin e2e.log

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+)
+
+// cmdEvents prints one JSON object per parsed event: the debugging view of what
+// the parser and the invariant checker see, and the format of the golden tests.
+func cmdEvents(files []string, loc *time.Location, stdin io.Reader, stdout, stderr io.Writer) int {
+	w := bufio.NewWriterSize(stdout, 256<<10)
+	checker := logparse.NewChecker()
+	var buf []byte
+	_, err := scanFiles(files, loc, stdin, func(file string, rec *logparse.Record, ev *logparse.Event) {
+		if ev == nil {
+			return
+		}
+		checker.Observe(ev) // names topics that controller lines give only by id
+		buf = logparse.AppendJSON(buf[:0], ev)
+		buf = append(buf, '\n')
+		w.Write(buf)
+	})
+	if ferr := w.Flush(); err == nil && ferr != nil {
+		err = ferr
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: events: %v\n", programName, err)
+		return exitUsage
+	}
+	return exitOK
+}

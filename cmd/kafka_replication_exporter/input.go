@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+)
+
+// maxLineBytes bounds the memory one physical line may take. The rest of a longer
+// line is skipped and the line is reported as cut, so a 50 MB junk line costs
+// 1 MiB, not 50 MB.
+const maxLineBytes = 1 << 20
+
+// rolledSuffix matches the names log4j gives closed files: hourly
+// server.log.2025-10-16-15 (optionally .gz), or size-based server.log.1.
+var rolledSuffix = regexp.MustCompile(`^(.*)\.(\d{4}-\d{2}-\d{2}-\d{2}|\d+)(\.gz)?$`)
+
+// orderInputs puts rotated files in the order they were written: for every
+// base name, its rolled files oldest first, then the live file. Groups keep the
+// order in which the user named them; stdin ("-") stays where it was.
+func orderInputs(paths []string) []string {
+	type group struct {
+		base   string
+		rolled []string
+		live   []string
+	}
+	var groups []*group
+	byBase := map[string]*group{}
+	for _, p := range paths {
+		base, rolled := p, false
+		if m := rolledSuffix.FindStringSubmatch(p); m != nil && p != "-" {
+			base, rolled = m[1], true
+		}
+		g := byBase[base]
+		if g == nil || p == "-" {
+			g = &group{base: base}
+			groups = append(groups, g)
+			if p != "-" {
+				byBase[base] = g
+			}
+		}
+		if rolled {
+			g.rolled = append(g.rolled, p)
+		} else {
+			g.live = append(g.live, p)
+		}
+	}
+	out := make([]string, 0, len(paths))
+	for _, g := range groups {
+		sort.Slice(g.rolled, func(i, j int) bool { return rolledLess(g.rolled[i], g.rolled[j]) })
+		out = append(out, g.rolled...)
+		out = append(out, g.live...)
+	}
+	return out
+}
+
+// rolledLess orders hourly names lexically (which is time order) and numbered
+// names (server.log.1 is the newest) by descending number.
+func rolledLess(a, b string) bool {
+	ma, mb := rolledSuffix.FindStringSubmatch(a), rolledSuffix.FindStringSubmatch(b)
+	na, nb := ma[2], mb[2]
+	if len(na) != 13 && len(nb) != 13 { // both numbered
+		if len(na) != len(nb) {
+			return len(na) > len(nb)
+		}
+		return na > nb
+	}
+	return na < nb
+}
+
+// openInput opens a log file for reading; gzip is recognised by its magic bytes.
+func openInput(path string, stdin io.Reader) (io.ReadCloser, error) {
+	var rc io.ReadCloser
+	if path == "-" {
+		rc = io.NopCloser(stdin)
+	} else {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return nil, err
+		}
+		if fi.IsDir() {
+			return nil, fmt.Errorf("%s is a directory, not a log file", path)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		rc = f
+	}
+	br := bufio.NewReaderSize(rc, 256<<10)
+	magic, _ := br.Peek(2)
+	if bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			rc.Close()
+			return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+		}
+		return readCloser{zr, rc}, nil
+	}
+	return readCloser{br, rc}, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// lineReader yields physical lines without their newline, bounded to maxLineBytes.
+type lineReader struct {
+	br      *bufio.Reader
+	scratch []byte // holds a cut line while the rest of it is skipped
+	cut     int64  // lines longer than maxLineBytes, cut to that size
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, maxLineBytes)}
+}
+
+// next returns the next line; the slice is valid until the next call.
+func (lr *lineReader) next() ([]byte, error) {
+	line, err := lr.br.ReadSlice('\n')
+	switch {
+	case err == nil:
+		return line[:len(line)-1], nil
+	case errors.Is(err, bufio.ErrBufferFull):
+		// Keep the first maxLineBytes, drop the rest of the line. ReadSlice's
+		// result is overwritten by the next read, hence the copy.
+		lr.cut++
+		lr.scratch = append(lr.scratch[:0], line...)
+		for {
+			_, err2 := lr.br.ReadSlice('\n')
+			if err2 == nil || !errors.Is(err2, bufio.ErrBufferFull) {
+				break
+			}
+		}
+		return lr.scratch, nil
+	case err == io.EOF && len(line) > 0:
+		return line, nil // last line without a newline
+	default:
+		return nil, err
+	}
+}

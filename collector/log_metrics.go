@@ -1,0 +1,205 @@
+package collector
+
+import (
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+)
+
+const namespace = "kafka_replication"
+
+// counterDescs follow the c* indexes in store.go. Each HELP names the log line
+// the counter comes from.
+var counterHelp = [numCounters]struct{ name, help string }{
+	cHWUpdates:              {"partition_high_watermark_updates_total", "Leader high-watermark advances, from 'High watermark updated from … to …' (kafka.cluster.Partition, DEBUG)."},
+	cHWViolations:           {"partition_high_watermark_violations_total", "High-watermark decreases within one leadership (hw_monotonic invariant), from consecutive 'High watermark updated' lines (DEBUG)."},
+	cHWBlocked:              {"partition_high_watermark_blocked_total", "HW increments refused while under min ISR, from 'Not increasing HWM because partition is under min ISR' (KAFKA-15583; TRACE, Kafka >= 3.7)."},
+	cISRShrinks:             {"partition_isr_shrinks_total", "Committed ISR shrinks: an 'ISR updated to …' line with fewer members than the previous one (kafka.cluster.Partition, INFO)."},
+	cISRExpands:             {"partition_isr_expands_total", "Committed ISR expansions: an 'ISR updated to …' line with more members than the previous one (or Kafka <= 2.7 'Expanding ISR'; INFO)."},
+	cEpochRegressions:       {"partition_epoch_regressions_total", "ISR updates whose version / partition epoch did not increase (partition_epoch_monotonic invariant; INFO)."},
+	cNotEnoughReplicas:      {"partition_produce_not_enough_replicas_total", "Produce requests rejected with NotEnoughReplicas: 'Error processing append operation' + NotEnoughReplicasException (kafka.server.ReplicaManager, ERROR)."},
+	cTruncations:            {"partition_truncations_total", "Log truncations that removed data: 'Truncating to offset N' (UnifiedLog, INFO)."},
+	cTruncationsBelowHW:     {"partition_truncations_below_high_watermark_total", "Truncations below this replica's last known high watermark, i.e. committed data lost (fetcher/UnifiedLog truncation lines checked against 'Log loaded … initial high watermark', leader/follower lines and HW updates)."},
+	cUnclean:                {"partition_unclean_leader_elections_total", "Unclean leader elections, from controller.log 'UNCLEAN partition change' / 'Setting new leader … using an unclean election' (deduplicated across replays)."},
+	cLeaderTransitions:      {"partition_leader_transitions_total", "This broker became leader: state-change.log 'Leader … starts at leader epoch' (INFO)."},
+	cFollowerTransitions:    {"partition_follower_transitions_total", "This broker became follower: state-change.log 'Follower … starts at leader epoch' (INFO)."},
+	cAlterPartitionFailures: {"partition_alter_partition_failures_total", "Failed ISR changes: 'Failed to alter partition' / 'Failed to update ISR' (kafka.cluster.Partition)."},
+}
+
+// LogMetricsOptions shape the log-derived series.
+type LogMetricsOptions struct {
+	// PartitionLabels false rolls partition series up per topic (sums), for
+	// clusters with very many partitions.
+	PartitionLabels bool
+	// LeaderGauges exports the log's view of ISR size and leader epoch as
+	// kafka_replication_partition_in_sync_replicas / _leader_epoch. Off when the
+	// admin half runs: it exports those names, joined with this view.
+	LeaderGauges bool
+}
+
+// LogCollector renders a Store.
+type LogCollector struct {
+	store *Store
+	opts  LogMetricsOptions
+
+	counters     [numCounters]*prometheus.Desc
+	logHW        *prometheus.Desc
+	isr          *prometheus.Desc
+	epoch        *prometheus.Desc
+	events       *prometheus.Desc
+	lastEventTS  *prometheus.Desc
+	partitionLbl []string
+}
+
+// NewLogCollector builds the descriptors once.
+func NewLogCollector(store *Store, opts LogMetricsOptions) *LogCollector {
+	lbl := []string{"topic", "partition"}
+	if !opts.PartitionLabels {
+		lbl = []string{"topic"}
+	}
+	c := &LogCollector{store: store, opts: opts, partitionLbl: lbl}
+	for i, h := range counterHelp {
+		c.counters[i] = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", h.name), h.help, lbl, nil)
+	}
+	c.logHW = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "partition_log_high_watermark"),
+		"Last high watermark this broker's log showed for the partition ('High watermark updated', 'Log loaded … initial high watermark', leader/follower lines).", lbl, nil)
+	c.isr = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "partition_in_sync_replicas"),
+		"ISR size of a partition this broker leads, from its last 'ISR updated to …' or 'Leader … starts at leader epoch' line (log-only mode).", lbl, nil)
+	c.epoch = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "partition_leader_epoch"),
+		"Leader epoch of a partition this broker leads, from state-change.log 'Leader … starts at leader epoch' (log-only mode).", lbl, nil)
+	c.events = prometheus.NewDesc(prometheus.BuildFQName(namespace, "log", "events_total"),
+		"Log records that parsed to a replication event, by logparse event type.", []string{"type"}, nil)
+	c.lastEventTS = prometheus.NewDesc(prometheus.BuildFQName(namespace, "log", "last_event_timestamp_seconds"),
+		"Time of the last event of the type: the record's own timestamp, or the time it was read when the layout has none.", []string{"type"}, nil)
+	return c
+}
+
+// Describe implements prometheus.Collector.
+func (c *LogCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.counters {
+		ch <- d
+	}
+	ch <- c.logHW
+	if c.opts.LeaderGauges {
+		ch <- c.isr
+		ch <- c.epoch
+	}
+	ch <- c.events
+	ch <- c.lastEventTS
+}
+
+type partitionSnapshot struct {
+	key PartitionKey
+	p   logPartition
+}
+
+// Collect implements prometheus.Collector. It copies the state under the lock
+// and renders outside it, so a scrape holds up event processing only for the copy.
+func (c *LogCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.store
+	s.mu.Lock()
+	snap := make([]partitionSnapshot, 0, len(s.parts))
+	for k, p := range s.parts {
+		snap = append(snap, partitionSnapshot{k, *p})
+	}
+	events, lastEvent := s.events, s.lastEvent
+	s.mu.Unlock()
+
+	for _, t := range logparse.Types() {
+		ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(events[t]), t.String())
+		if !lastEvent[t].IsZero() {
+			ch <- prometheus.MustNewConstMetric(c.lastEventTS, prometheus.GaugeValue, unixSeconds(lastEvent[t]), t.String())
+		}
+	}
+	if c.opts.PartitionLabels {
+		c.collectPartitions(ch, snap)
+	} else {
+		c.collectTopics(ch, snap)
+	}
+}
+
+func (c *LogCollector) collectPartitions(ch chan<- prometheus.Metric, snap []partitionSnapshot) {
+	var pbuf [11]byte
+	for i := range snap {
+		k, p := snap[i].key, &snap[i].p
+		part := string(appendInt(pbuf[:0], int64(k.Partition)))
+		for j, d := range c.counters {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(p.counters[j]), k.Topic, part)
+		}
+		if p.hasHW {
+			ch <- prometheus.MustNewConstMetric(c.logHW, prometheus.GaugeValue, float64(p.hw), k.Topic, part)
+		}
+		if c.opts.LeaderGauges && p.leader {
+			if !p.isrAt.IsZero() {
+				ch <- prometheus.MustNewConstMetric(c.isr, prometheus.GaugeValue, float64(p.isrSize), k.Topic, part)
+			}
+			if p.leaderEpoch >= 0 {
+				ch <- prometheus.MustNewConstMetric(c.epoch, prometheus.GaugeValue, float64(p.leaderEpoch), k.Topic, part)
+			}
+		}
+	}
+}
+
+// collectTopics is the per-topic rollup: counters and HWs are summed over the
+// topic's partitions; the leader-only gauges have no meaningful sum and are left out.
+func (c *LogCollector) collectTopics(ch chan<- prometheus.Metric, snap []partitionSnapshot) {
+	type topicSum struct {
+		counters partitionCounters
+		hw       int64
+		hasHW    bool
+	}
+	sums := make(map[string]*topicSum)
+	for i := range snap {
+		k, p := snap[i].key, &snap[i].p
+		t := sums[k.Topic]
+		if t == nil {
+			t = &topicSum{}
+			sums[k.Topic] = t
+		}
+		for j := range p.counters {
+			t.counters[j] += p.counters[j]
+		}
+		if p.hasHW {
+			t.hw += p.hw
+			t.hasHW = true
+		}
+	}
+	topics := make([]string, 0, len(sums))
+	for t := range sums {
+		topics = append(topics, t)
+	}
+	sort.Strings(topics)
+	for _, topic := range topics {
+		t := sums[topic]
+		for j, d := range c.counters {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(t.counters[j]), topic)
+		}
+		if t.hasHW {
+			ch <- prometheus.MustNewConstMetric(c.logHW, prometheus.GaugeValue, float64(t.hw), topic)
+		}
+	}
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// appendInt formats a partition number without fmt's allocations.
+func appendInt(b []byte, v int64) []byte {
+	if v < 0 {
+		b = append(b, '-')
+		v = -v
+	}
+	var tmp [20]byte
+	i := len(tmp)
+	for {
+		i--
+		tmp[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	return append(b, tmp[i:]...)
+}

@@ -1,0 +1,118 @@
+package collector
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+)
+
+// LogFile follows one broker log file and feeds its records into the Store.
+// Each LogFile has its own goroutine, splitter and parser; the Store is shared
+// (server.log and state-change.log speak about the same partitions).
+type LogFile struct {
+	Path     string
+	follower *tail.Follower
+	splitter *logparse.Splitter
+	parser   *logparse.Parser
+	store    *Store
+	logger   *slog.Logger
+	poll     time.Duration
+
+	records   atomic.Uint64
+	malformed atomic.Uint64
+	started   atomic.Bool
+}
+
+// LogFileOptions configure how a file is followed.
+type LogFileOptions struct {
+	FromBeginning bool
+	Start         *tail.Position // resume point from the position file, if any
+	PollInterval  time.Duration
+	Location      *time.Location // how zone-less broker timestamps are read
+	Logger        *slog.Logger
+}
+
+// NewLogFile prepares a follower for path ("-" = stdin). Nothing is opened
+// before Run.
+func NewLogFile(path string, store *Store, opts LogFileOptions) *LogFile {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 250 * time.Millisecond
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &LogFile{
+		Path: path,
+		follower: tail.New(path, tail.Options{
+			FromBeginning: opts.FromBeginning,
+			Start:         opts.Start,
+			PollInterval:  opts.PollInterval,
+			Logger:        opts.Logger,
+		}),
+		splitter: logparse.NewSplitter(),
+		parser:   logparse.NewParser(opts.Location),
+		store:    store,
+		logger:   opts.Logger,
+		poll:     opts.PollInterval,
+	}
+}
+
+// Run follows the file until ctx is done. A record is held by the splitter
+// until the next record starts (its continuation lines may follow); when the
+// file has been quiet for a whole poll interval the held record is flushed, so a
+// lone last line is seen within two intervals.
+func (f *LogFile) Run(ctx context.Context) {
+	f.started.Store(true)
+	ticker := time.NewTicker(f.poll)
+	defer ticker.Stop()
+	for {
+		before := f.follower.Stats().Lines
+		if err := f.follower.Poll(f.line); err != nil {
+			f.logger.Debug("follow", "file", f.Path, "err", err)
+		}
+		if f.follower.Stats().Lines == before {
+			f.flush()
+		}
+		select {
+		case <-ctx.Done():
+			f.follower.Poll(f.line)
+			f.flush()
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+func (f *LogFile) line(b []byte) {
+	if rec, ok := f.splitter.Push(b); ok {
+		f.record(rec)
+	}
+	f.malformed.Store(uint64(f.splitter.Malformed()))
+}
+
+func (f *LogFile) flush() {
+	if rec, ok := f.splitter.Flush(); ok {
+		f.record(rec)
+	}
+	f.malformed.Store(uint64(f.splitter.Malformed()))
+}
+
+func (f *LogFile) record(rec logparse.Record) {
+	f.records.Add(1)
+	ev, ok := f.parser.Parse(rec)
+	if !ok {
+		return
+	}
+	ev.File = f.Path
+	f.store.Apply(&ev)
+}
+
+// Position is where the follower stands, for the position file.
+func (f *LogFile) Position() tail.Position { return f.follower.Position() }
+
+// Ready reports whether the file (or pipe) is open.
+func (f *LogFile) Ready() bool { return f.follower.Stats().Ready }

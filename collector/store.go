@@ -1,0 +1,180 @@
+// Package collector keeps the sidecar's replication state — fed by the broker's
+// logs and, optionally, the Kafka admin API — and renders it as Prometheus
+// metrics. A scrape only reads memory: it never waits on a file or on Kafka.
+package collector
+
+import (
+	"sync"
+	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+)
+
+// PartitionKey names a partition.
+type PartitionKey struct {
+	Topic     string
+	Partition int32
+}
+
+// partitionCounters are the log-derived counters of one partition, in the order
+// of counterDescs.
+type partitionCounters [numCounters]uint64
+
+const (
+	cHWUpdates = iota
+	cHWViolations
+	cHWBlocked
+	cISRShrinks
+	cISRExpands
+	cEpochRegressions
+	cNotEnoughReplicas
+	cTruncations
+	cTruncationsBelowHW
+	cUnclean
+	cLeaderTransitions
+	cFollowerTransitions
+	cAlterPartitionFailures
+	numCounters
+)
+
+// logPartition is what this broker's logs said about one partition.
+type logPartition struct {
+	counters partitionCounters
+
+	hw    int64 // last HW seen in the log; valid when hasHW
+	hasHW bool
+
+	// Leader-only view (ISR, leader epoch): this broker's log speaks for the
+	// partition only while it leads it.
+	leader      bool
+	isrSize     int
+	isrAt       time.Time
+	leaderEpoch int64
+	epochAt     time.Time
+}
+
+// Store is the sidecar's partition state built from log events. It is safe for
+// concurrent use: one goroutine per followed file applies events, scrapes read.
+type Store struct {
+	mu      sync.Mutex
+	checker *logparse.Checker
+	parts   map[PartitionKey]*logPartition
+	filter  func(topic string) bool
+	now     func() time.Time
+
+	events    [256]uint64    // by logparse.Type
+	lastEvent [256]time.Time // by logparse.Type
+}
+
+// NewStore returns an empty store. filter (nil = all) decides which topics get
+// per-partition state; events of other topics still count in the event totals.
+func NewStore(filter func(topic string) bool) *Store {
+	return &Store{
+		checker: logparse.NewChecker(),
+		parts:   make(map[PartitionKey]*logPartition),
+		filter:  filter,
+		now:     time.Now,
+	}
+}
+
+// Apply feeds one parsed event into the state: the shared invariant checker
+// first (the same code `verify` runs), then the partition's counters and gauges.
+func (s *Store) Apply(ev *logparse.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res := s.checker.Observe(ev)
+	s.events[ev.Type]++
+	at := ev.Time
+	if at.IsZero() {
+		at = s.now()
+	}
+	s.lastEvent[ev.Type] = at
+
+	if ev.Topic == "" || ev.Partition < 0 || (s.filter != nil && !s.filter(ev.Topic)) {
+		return
+	}
+	k := PartitionKey{ev.Topic, ev.Partition}
+	p := s.parts[k]
+	if p == nil {
+		p = &logPartition{leaderEpoch: -1}
+		s.parts[k] = p
+	}
+	c := &p.counters
+	if res.Violated.Has(logparse.HWMonotonic) {
+		c[cHWViolations]++
+	}
+	if res.Violated.Has(logparse.PartitionEpochMonotonic) {
+		c[cEpochRegressions]++
+	}
+	if res.ISRShrink {
+		c[cISRShrinks]++
+	}
+	if res.ISRExpand {
+		c[cISRExpands]++
+	}
+	if res.BelowHW {
+		c[cTruncationsBelowHW]++
+	}
+	if res.NewUnclean {
+		c[cUnclean]++
+	}
+	wall := s.now()
+	switch ev.Type {
+	case logparse.HWUpdate:
+		c[cHWUpdates]++
+		p.hw, p.hasHW = ev.To, true
+		p.leader = true
+	case logparse.HWBlockedUnderMinISR:
+		c[cHWBlocked]++
+	case logparse.ProduceRejectedMinISR:
+		c[cNotEnoughReplicas]++
+	case logparse.LogTruncation:
+		// Only "Truncating to offset N" removes data; the fetcher's "Truncating
+		// partition …" line precedes it whether or not anything is removed.
+		if !ev.NoEffect {
+			c[cTruncations]++
+		}
+	case logparse.AlterPartitionFailed:
+		c[cAlterPartitionFailures]++
+	case logparse.LogLoaded:
+		p.hw, p.hasHW = ev.HW, true
+	case logparse.ISRUpdate:
+		p.leader = true
+		p.isrSize, p.isrAt = len(ev.ISR), wall
+	case logparse.LeaderStart:
+		c[cLeaderTransitions]++
+		p.leader = true
+		p.hw, p.hasHW = ev.HW, true
+		p.isrSize, p.isrAt = len(ev.ISR), wall
+		p.leaderEpoch, p.epochAt = ev.LeaderEpoch, wall
+	case logparse.FollowerStart:
+		c[cFollowerTransitions]++
+		p.leader = false
+		p.hw, p.hasHW = ev.HW, true
+		p.leaderEpoch, p.epochAt = ev.LeaderEpoch, wall
+	}
+}
+
+// LogPartitionState implements LogOverlay: the ISR size and leader epoch this
+// broker's log last showed for a partition it leads.
+func (s *Store) LogPartitionState(topic string, partition int32) (isrSize int, isrAt time.Time, leaderEpoch int64, epochAt time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parts[PartitionKey{topic, partition}]
+	if p == nil || !p.leader || p.isrAt.IsZero() {
+		return 0, time.Time{}, 0, time.Time{}, false
+	}
+	return p.isrSize, p.isrAt, p.leaderEpoch, p.epochAt, true
+}
+
+// RetainTopics drops the state of topics that no longer exist, so that their
+// series disappear. Called with the admin API's topic list after a refresh.
+func (s *Store) RetainTopics(exists func(topic string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.parts {
+		if !exists(k.Topic) {
+			delete(s.parts, k)
+		}
+	}
+}

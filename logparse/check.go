@@ -1,0 +1,345 @@
+package logparse
+
+import (
+	"fmt"
+	"time"
+)
+
+// Invariant is one replication-protocol property checked over a stream of events.
+// The Checker below is the only implementation: `verify` reports it offline and
+// `serve` turns the same results into counters, so the two can never disagree.
+type Invariant uint8
+
+// Invariants, in report order.
+const (
+	HWMonotonic Invariant = iota
+	ISRChangeVersioned
+	PartitionEpochMonotonic
+	MinISREnforced
+	ISRAcksComplete
+	NoTruncationBelowHW
+	NoUncleanElection
+	HWStallUnderMinISR
+	numInvariants
+)
+
+var invariantNames = [numInvariants]string{
+	HWMonotonic:             "hw_monotonic",
+	ISRChangeVersioned:      "isr_change_versioned",
+	PartitionEpochMonotonic: "partition_epoch_monotonic",
+	MinISREnforced:          "min_isr_enforced",
+	ISRAcksComplete:         "isr_acks_complete",
+	NoTruncationBelowHW:     "no_truncation_below_hw",
+	NoUncleanElection:       "no_unclean_election",
+	HWStallUnderMinISR:      "hw_stall_under_min_isr",
+}
+
+// What each invariant needs in the log when there is no evidence for it.
+var invariantNeeds = [numInvariants]string{
+	HWMonotonic:             "no HW updates found (enable DEBUG for kafka.cluster.Partition)",
+	ISRChangeVersioned:      "no ISR updates found (INFO; the ISR did not change, or the log is incomplete)",
+	PartitionEpochMonotonic: "no partition epochs found (INFO; the ISR did not change, or the log is incomplete)",
+	MinISREnforced:          "no NotEnoughReplicas rejections found (INFO/ERROR; the cluster may be healthy)",
+	ISRAcksComplete:         "no ISR ack traces found (enable TRACE for kafka.cluster.Partition)",
+	NoTruncationBelowHW:     "no truncations found (INFO; no follower truncated)",
+	NoUncleanElection:       "no unclean election found (INFO; needs controller.log of a controller node)",
+	HWStallUnderMinISR:      "no HW increments blocked under min ISR (TRACE for kafka.cluster.Partition, Kafka ≥3.7)",
+}
+
+// String returns the invariant's stable name ("hw_monotonic", …).
+func (i Invariant) String() string {
+	if i < numInvariants {
+		return invariantNames[i]
+	}
+	return "unknown"
+}
+
+// SkipReason says which log lines would have given evidence for the invariant.
+func (i Invariant) SkipReason() string {
+	if i < numInvariants {
+		return invariantNeeds[i]
+	}
+	return ""
+}
+
+// Informational invariants are counted but never fail.
+func (i Invariant) Informational() bool { return i == ISRAcksComplete || i == HWStallUnderMinISR }
+
+// Invariants lists all invariants in report order.
+func Invariants() []Invariant {
+	out := make([]Invariant, numInvariants)
+	for i := range out {
+		out[i] = Invariant(i)
+	}
+	return out
+}
+
+// InvariantSet is a bit set of invariants.
+type InvariantSet uint16
+
+// Has reports whether i is in the set.
+func (s InvariantSet) Has(i Invariant) bool { return s&(1<<i) != 0 }
+
+func (s *InvariantSet) add(i Invariant) { *s |= 1 << i }
+
+// Result is what the Checker concluded from one event.
+type Result struct {
+	Checked  InvariantSet // invariants this event was evidence for
+	Violated InvariantSet // invariants this event violated
+	Detail   string       // why, when Violated is not empty
+
+	// Derived facts the live metrics need.
+	ISRShrink  bool // committed ISR got smaller than the last one seen
+	ISRExpand  bool // committed ISR got larger than the last one seen
+	BelowHW    bool // a truncation removed committed data (below the replica's last known HW)
+	NewUnclean bool // an unclean election, counted once however many controllers replayed it
+}
+
+// partKey identifies a partition as seen by one broker: HW and epoch sequences
+// are per broker, so logs of several brokers can be checked in one run.
+type partKey struct {
+	broker    int32
+	topic     string
+	partition int32
+}
+
+type partState struct {
+	lastHW     int64 // last hw_update "to" offset in the current leadership; -1 = reset
+	knownHW    int64 // best known HW of this replica (leader or follower); -1 = unknown
+	lastEpoch  int64 // last partition epoch (ISR version) seen; -1 = none
+	isrSize    int   // size of the last committed ISR; -1 = unknown
+	topicID    string
+	lastTruncO int64 // offset of the last below-HW truncation reported, to count one loss once
+}
+
+type uncleanKey struct {
+	topic     string // topic id when known, else name
+	partition int32
+}
+
+type uncleanSeen struct {
+	epoch  int64
+	leader int32
+	at     time.Time
+}
+
+// uncleanDedupWindow: the active controller prints "Setting new leader … unclean"
+// (no partition epoch before 4.1) and every controller replays "UNCLEAN partition
+// change" for the same election within moments of each other.
+const uncleanDedupWindow = 60 * time.Second
+
+// Checker checks replication invariants over a stream of events. It keeps per
+// partition state and is not safe for concurrent use.
+type Checker struct {
+	parts    map[partKey]*partState
+	unclean  map[uncleanKey]uncleanSeen
+	topicIDs map[string]string // topic id → name, learned from lines that carry both
+}
+
+// NewChecker returns an empty Checker.
+func NewChecker() *Checker {
+	return &Checker{
+		parts:    make(map[partKey]*partState),
+		unclean:  make(map[uncleanKey]uncleanSeen),
+		topicIDs: make(map[string]string),
+	}
+}
+
+func (c *Checker) part(ev *Event) *partState {
+	k := partKey{ev.Broker, ev.Topic, ev.Partition}
+	p := c.parts[k]
+	if p == nil {
+		p = &partState{lastHW: -1, knownHW: -1, lastEpoch: -1, isrSize: -1, lastTruncO: -1}
+		c.parts[k] = p
+	}
+	return p
+}
+
+// Forget drops the state of a partition (a deleted topic), so that it starts over.
+func (c *Checker) Forget(broker int32, topic string, partition int32) {
+	delete(c.parts, partKey{broker, topic, partition})
+}
+
+// Observe checks one event. It may fill ev.Topic from a topic id learned earlier
+// (controller lines name the topic only by id).
+func (c *Checker) Observe(ev *Event) Result {
+	var r Result
+	if ev.TopicID != "" {
+		if ev.Topic != "" {
+			c.topicIDs[ev.TopicID] = ev.Topic
+		} else if name, ok := c.topicIDs[ev.TopicID]; ok {
+			ev.Topic = name
+		}
+	}
+	switch ev.Type {
+	case HWUpdate:
+		c.hwUpdate(ev, &r)
+	case ISRUpdate:
+		c.isrUpdate(ev, &r)
+	case ISRExpand:
+		p := c.part(ev)
+		p.isrSize = len(ev.ToISR)
+		r.ISRExpand = true
+	case ProduceRejectedMinISR:
+		r.Checked.add(MinISREnforced)
+		if ev.MinISR > 0 && ev.ISRSize >= ev.MinISR {
+			r.Violated.add(MinISREnforced)
+			r.Detail = fmt.Sprintf("produce rejected with ISR size %d >= min ISR %d", ev.ISRSize, ev.MinISR)
+		}
+	case ISRAckProgress:
+		if len(ev.Awaiting) == 0 {
+			r.Checked.add(ISRAcksComplete)
+		}
+	case HWBlockedUnderMinISR:
+		r.Checked.add(HWStallUnderMinISR)
+	case LogLoaded:
+		p := c.part(ev)
+		p.lastHW = -1
+		p.knownHW = ev.HW
+		p.lastTruncO = -1
+		if ev.HW == 0 {
+			// A new (or re-created) log: the partition epoch starts over too.
+			p.lastEpoch = -1
+			p.isrSize = -1
+		}
+	case LeaderStart, FollowerStart:
+		c.transition(ev)
+	case FetcherTruncation, LogTruncation, TruncationBelowHW:
+		c.truncation(ev, &r)
+	case UncleanElection:
+		c.uncleanElection(ev, &r)
+	}
+	return r
+}
+
+func (c *Checker) hwUpdate(ev *Event, r *Result) {
+	p := c.part(ev)
+	r.Checked.add(HWMonotonic)
+	switch {
+	case ev.To < ev.From:
+		// Equal offsets on a newer segment are a legal roll; only a lower offset is a regression.
+		r.Violated.add(HWMonotonic)
+		r.Detail = fmt.Sprintf("HW decreased from %d to %d", ev.From, ev.To)
+	case p.lastHW >= 0 && ev.From < p.lastHW:
+		r.Violated.add(HWMonotonic)
+		r.Detail = fmt.Sprintf("HW went back from %d (previous update) to %d", p.lastHW, ev.From)
+	}
+	p.lastHW = ev.To
+	p.knownHW = ev.To
+}
+
+func (c *Checker) isrUpdate(ev *Event, r *Result) {
+	p := c.part(ev)
+	r.Checked.add(ISRChangeVersioned)
+	if ev.Version < 0 {
+		r.Violated.add(ISRChangeVersioned)
+		r.Detail = "ISR update without a version / partition epoch"
+	} else {
+		r.Checked.add(PartitionEpochMonotonic)
+		if p.lastEpoch >= 0 && ev.Version <= p.lastEpoch {
+			r.Violated.add(PartitionEpochMonotonic)
+			r.Detail = fmt.Sprintf("partition epoch did not increase: %d -> %d", p.lastEpoch, ev.Version)
+		}
+		p.lastEpoch = ev.Version
+	}
+	n := len(ev.ISR)
+	if p.isrSize >= 0 {
+		r.ISRShrink = n < p.isrSize
+		r.ISRExpand = n > p.isrSize
+	}
+	p.isrSize = n
+}
+
+// transition handles leader_start / follower_start: a new leadership resets the
+// HW sequence (catalog §8) and carries the replica's HW and partition epoch.
+func (c *Checker) transition(ev *Event) {
+	p := c.part(ev)
+	if ev.TopicID != "" && p.topicID != "" && ev.TopicID != p.topicID {
+		// A re-created topic: everything starts over.
+		*p = partState{lastHW: -1, knownHW: -1, lastEpoch: -1, isrSize: -1, lastTruncO: -1}
+	}
+	if ev.TopicID != "" {
+		p.topicID = ev.TopicID
+	}
+	p.lastHW = -1
+	if ev.HW >= 0 {
+		p.knownHW = ev.HW
+	}
+	if ev.PartitionEpoch >= 0 && ev.PartitionEpoch > p.lastEpoch {
+		p.lastEpoch = ev.PartitionEpoch
+	}
+	if ev.Type == LeaderStart && ev.ISR != nil {
+		p.isrSize = len(ev.ISR)
+	}
+	if ev.Type == FollowerStart {
+		// Only the leader commits ISR changes; a later leadership starts from its own line.
+		p.isrSize = -1
+	}
+}
+
+// truncation flags a replica that removed data below its last known HW, i.e.
+// committed data. Kafka's own "below high watermark" WARN is not printed reliably
+// before 4.2 (KAFKA-19474), so the HW is tracked from log_loaded, leader_start,
+// follower_start and hw_update lines instead.
+func (c *Checker) truncation(ev *Event, r *Result) {
+	if ev.Type == LogTruncation && ev.NoEffect {
+		return
+	}
+	p := c.part(ev)
+	p.lastHW = -1
+	r.Checked.add(NoTruncationBelowHW)
+	hw := p.knownHW
+	if ev.Type == TruncationBelowHW && ev.HW > hw {
+		hw = ev.HW
+	}
+	below := hw >= 0 && ev.Offset < hw
+	if ev.Type == TruncationBelowHW {
+		below = true
+	}
+	if below && p.lastTruncO != ev.Offset {
+		r.Violated.add(NoTruncationBelowHW)
+		r.BelowHW = true
+		r.Detail = fmt.Sprintf("truncated to offset %d below high watermark %d", ev.Offset, hw)
+		p.lastTruncO = ev.Offset
+	}
+	if hw < 0 || ev.Offset < hw {
+		p.knownHW = ev.Offset
+	}
+}
+
+func (c *Checker) uncleanElection(ev *Event, r *Result) {
+	r.Checked.add(NoUncleanElection)
+	k := uncleanKey{ev.TopicID, ev.Partition}
+	if k.topic == "" {
+		k.topic = ev.Topic
+	}
+	prev, seen := c.unclean[k]
+	cur := uncleanSeen{epoch: ev.PartitionEpoch, leader: ev.Leader, at: ev.Time}
+	dup := false
+	if seen {
+		switch {
+		case prev.epoch >= 0 && cur.epoch >= 0:
+			dup = prev.epoch == cur.epoch
+		default:
+			dt := cur.at.Sub(prev.at)
+			if dt < 0 {
+				dt = -dt
+			}
+			dup = dt <= uncleanDedupWindow && (prev.leader == cur.leader || prev.leader < 0 || cur.leader < 0)
+		}
+	}
+	if seen && dup && cur.epoch < 0 {
+		cur.epoch = prev.epoch
+	}
+	c.unclean[k] = cur
+	if dup {
+		return
+	}
+	r.Violated.add(NoUncleanElection)
+	r.NewUnclean = true
+	name := ev.Topic
+	if name == "" {
+		name = ev.TopicID
+	}
+	r.Detail = fmt.Sprintf("unclean leader election for %s-%d (new leader %d)", name, ev.Partition, ev.Leader)
+}
