@@ -1,0 +1,240 @@
+package logparse
+
+import "bytes"
+
+// Layouts recognised without configuration (catalog §2.5). Detection is per
+// line, so a file that mixes layouts (a compose stream of several images)
+// still splits correctly.
+type layout uint8
+
+const (
+	layoutNone    layout = iota
+	layoutDefault        // Apache/Confluent/Bitnami "[%d] %p %m (%c)"
+	layoutStrimzi        // "%d{ISO8601} %p %m (%c) [%t]"
+	layoutSpring         // Spring Boot "2025-02-03T08:15:00.123Z  INFO 4242 --- [t] logger : msg"
+	layoutSimple         // slf4j-simple "[thread] LEVEL logger - msg"
+)
+
+// header is one record's first line cut into its layout fields.
+type header struct {
+	kind   layout
+	ts     []byte // timestamp text as printed; empty for slf4j-simple
+	level  Level
+	msg    []byte // the log message (%m): no timestamp, level, logger or thread
+	logger []byte // %c; empty when the layout has it elsewhere and it is missing
+}
+
+// brokerTSLen is len("2025-10-16 15:57:12,614"), log4j's default %d.
+const brokerTSLen = 23
+
+// isBrokerTS reports whether s starts with "yyyy-MM-dd HH:mm:ss,SSS".
+// It checks the separators and a few digits only: the Parser validates the
+// digits fully when it reads the time, and the Splitter needs just a cheap,
+// reliable "does a record start here".
+func isBrokerTS(s []byte) bool {
+	return len(s) >= brokerTSLen &&
+		s[4] == '-' && s[7] == '-' && s[10] == ' ' && s[13] == ':' && s[16] == ':' &&
+		(s[19] == ',' || s[19] == '.') && isDigit(s[0]) && isDigit(s[22])
+}
+
+// isISOTS reports whether s starts with "yyyy-MM-ddTHH:mm:ss".
+func isISOTS(s []byte) bool {
+	return len(s) >= 19 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' && s[16] == ':' &&
+		isDigit(s[0]) && isDigit(s[18])
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// level reads a log4j level word at the start of s and returns the number
+// of bytes it used. The word must be followed by a space or the end of s.
+func level(s []byte) (Level, int) {
+	var l Level
+	var n int
+	if len(s) < 4 {
+		return LevelUnknown, 0
+	}
+	switch s[0] {
+	case 'T':
+		l, n = LevelTrace, 5
+	case 'D':
+		l, n = LevelDebug, 5
+	case 'I':
+		l, n = LevelInfo, 4
+	case 'W':
+		l, n = LevelWarn, 4
+	case 'E':
+		l, n = LevelError, 5
+	case 'F':
+		l, n = LevelFatal, 5
+	default:
+		return LevelUnknown, 0
+	}
+	if len(s) < n || string(s[:n]) != levelNames[l] || (len(s) > n && s[n] != ' ') {
+		return LevelUnknown, 0
+	}
+	return l, n
+}
+
+// skipSpaces drops leading spaces (layouts that pad %p with %-5p).
+func skipSpaces(s []byte) []byte {
+	for len(s) > 0 && s[0] == ' ' {
+		s = s[1:]
+	}
+	return s
+}
+
+// isoTSLen returns the length of an ISO-8601 timestamp at the start of s
+// ("2025-02-03T08:15:00.123Z", "…,123+01:00", "…00Z"), or 0.
+func isoTSLen(s []byte) int {
+	if !isISOTS(s) {
+		return 0
+	}
+	i := 19
+	if i < len(s) && (s[i] == '.' || s[i] == ',') {
+		i++
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	}
+	if i < len(s) {
+		switch s[i] {
+		case 'Z':
+			i++
+		case '+', '-':
+			j := i + 1
+			for j < len(s) && (isDigit(s[j]) || s[j] == ':') && j-i <= 6 {
+				j++
+			}
+			i = j
+		}
+	}
+	return i
+}
+
+// isHeader reports whether line (envelope already stripped) starts a new
+// record in one of the supported layouts (catalog §2.4: everything else,
+// blank lines included, is a continuation).
+func isHeader(line []byte) bool {
+	var h header
+	return splitHeaderPrefix(line, &h)
+}
+
+// splitHeaderPrefix fills h.kind, h.ts, h.level and h.msg (still carrying any
+// trailing logger/thread) from line. It is the cheap part of layout parsing
+// that both the Splitter and the Parser's fast reject path need.
+func splitHeaderPrefix(line []byte, h *header) bool {
+	if len(line) < 10 {
+		return false
+	}
+	switch {
+	case line[0] == '[' && isBrokerTS(line[1:]) && len(line) > brokerTSLen+2 && line[brokerTSLen+1] == ']' && line[brokerTSLen+2] == ' ':
+		// [2025-10-16 15:57:12,614] DEBUG …
+		l, n := level(line[brokerTSLen+3:])
+		if n == 0 {
+			return false
+		}
+		h.kind, h.ts, h.level = layoutDefault, line[1:brokerTSLen+1], l
+		h.msg = line[brokerTSLen+3+n:]
+	case isBrokerTS(line) && len(line) > brokerTSLen+1:
+		// Strimzi "2024-03-02 11:04:10,311 INFO …", or the default layout
+		// pasted without its leading '[' (catalog §2.4 artifacts).
+		rest := line[brokerTSLen:]
+		if rest[0] == ']' {
+			rest = rest[1:]
+		}
+		if len(rest) == 0 || rest[0] != ' ' {
+			return false
+		}
+		l, n := level(skipSpaces(rest))
+		if n == 0 {
+			return false
+		}
+		h.kind, h.ts, h.level = layoutStrimzi, line[:brokerTSLen], l
+		h.msg = skipSpaces(rest)[n:]
+		if line[brokerTSLen] == ']' {
+			h.kind = layoutDefault
+		}
+	case line[0] != '[':
+		// Spring Boot: ISO timestamp, padded level.
+		n := isoTSLen(line)
+		if n == 0 || n >= len(line) || line[n] != ' ' {
+			return false
+		}
+		l, ln := level(skipSpaces(line[n:]))
+		if ln == 0 {
+			return false
+		}
+		h.kind, h.ts, h.level = layoutSpring, line[:n], l
+		h.msg = skipSpaces(line[n:])[ln:]
+	default:
+		// slf4j-simple: "[thread] LEVEL logger - msg". Thread names have no ']'.
+		end := bytes.IndexByte(line, ']')
+		if end < 0 || end+2 >= len(line) || line[end+1] != ' ' {
+			return false
+		}
+		l, n := level(line[end+2:])
+		if n == 0 {
+			return false
+		}
+		h.kind, h.ts, h.level = layoutSimple, nil, l
+		h.msg = line[end+2+n:]
+	}
+	if len(h.msg) > 0 && h.msg[0] == ' ' {
+		h.msg = h.msg[1:]
+	}
+	return true
+}
+
+// splitLogger moves the logger (and Strimzi's thread) out of h.msg.
+// Called only for records that passed the message prefilter.
+func splitLogger(h *header) {
+	m := h.msg
+	switch h.kind {
+	case layoutStrimzi:
+		// "… (logger) [thread]"
+		if len(m) > 0 && m[len(m)-1] == ']' {
+			if i := bytes.LastIndex(m, []byte(") [")); i >= 0 {
+				m = m[:i+1]
+			}
+		}
+		fallthrough
+	case layoutDefault:
+		// "… (logger)"
+		if len(m) > 0 && m[len(m)-1] == ')' {
+			if i := bytes.LastIndex(m, []byte(" (")); i >= 0 && isLoggerName(m[i+2:len(m)-1]) {
+				h.logger = m[i+2 : len(m)-1]
+				m = m[:i]
+			}
+		}
+	case layoutSpring:
+		// "4242 --- [app] [thread] logger                  : msg"
+		if i := bytes.Index(m, []byte(" : ")); i >= 0 {
+			pre := bytes.TrimRight(m[:i], " ")
+			if j := bytes.LastIndexByte(pre, ' '); j >= 0 {
+				h.logger = pre[j+1:]
+			}
+			m = m[i+3:]
+		}
+	case layoutSimple:
+		// "logger - msg"
+		if i := bytes.Index(m, []byte(" - ")); i >= 0 {
+			h.logger = m[:i]
+			m = m[i+3:]
+		}
+	}
+	h.msg = m
+}
+
+// isLoggerName reports whether s looks like a Java class / logger name
+// ("kafka.cluster.Partition", "kafka.log.UnifiedLog$", "state.change.logger").
+func isLoggerName(s []byte) bool {
+	if len(s) == 0 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '$' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,229 @@
+package logparse
+
+import (
+	"bytes"
+	"time"
+)
+
+// maxInterned bounds the intern table: a real cluster has a bounded set of
+// topics and loggers, junk input must not grow memory without limit.
+const maxInterned = 1 << 16
+
+// Parser turns records into events. It holds scratch buffers and a
+// topic-string intern table; it is NOT safe for concurrent use.
+type Parser struct {
+	loc    *time.Location
+	ts     tsCache
+	strs   map[string]string
+	isr    []int32
+	fromTo []int32 // FromISR and ToISR share one backing array
+	oos    []ReplicaOffset
+	acks   []ReplicaOffset // Acked and Awaiting share one backing array
+	cont   []byte          // scratch for a logger name cut by terminal wrapping
+}
+
+// NewParser returns a Parser that reads zone-less broker timestamps in loc
+// (--log.timezone); nil means UTC.
+func NewParser(loc *time.Location) *Parser {
+	if loc == nil {
+		loc = time.UTC
+	}
+	return &Parser{
+		loc:    loc,
+		strs:   make(map[string]string),
+		isr:    make([]int32, 0, 16),
+		fromTo: make([]int32, 0, 32),
+		oos:    make([]ReplicaOffset, 0, 8),
+		acks:   make([]ReplicaOffset, 0, 16),
+	}
+}
+
+// ParseLine is Parse for a single-line record (convenience for tests and
+// benchmarks).
+func (p *Parser) ParseLine(line []byte) (Event, bool) {
+	return p.Parse(Record{First: line, Line: 1, Lines: 1})
+}
+
+// Parse turns one record into an event. ok=false means "not ours" (unknown
+// line, other logger, junk) — never an error. Event.Line = rec.Line;
+// Event.File is left empty (the caller sets it).
+func (p *Parser) Parse(rec Record) (ev Event, ok bool) {
+	var h header
+	if !splitHeaderPrefix(rec.First, &h) {
+		return Event{}, false
+	}
+	if h.kind == layoutSpring || h.kind == layoutSimple {
+		splitLogger(&h) // the message follows the logger in these layouts
+	}
+	kind := prefilter(h.msg)
+	if kind == identNone {
+		return Event{}, false
+	}
+	if h.kind == layoutDefault || h.kind == layoutStrimzi {
+		splitLogger(&h)
+	}
+	ev = Event{
+		Broker: -1, Partition: -1, Replica: -1, Leader: -1,
+		Version: -1, PartitionEpoch: -1, LeaderEpoch: -1, StartOffset: -1, Epoch: -1, LargestOffset: -1,
+		Level: h.level, Line: rec.Line,
+	}
+	p.isr, p.fromTo, p.oos, p.acks = p.isr[:0], p.fromTo[:0], p.oos[:0], p.acks[:0]
+	switch kind {
+	case identPartition:
+		ok = p.partition(&ev, h.msg)
+	case identBroker:
+		ok = p.stateChange(&ev, h.msg)
+	case identReplicaManager:
+		ok = p.produce(&ev, h.msg, rec.Cont)
+	case identFetcher:
+		ok = p.fetcher(&ev, h.msg)
+	case identLog:
+		ok = p.unifiedLog(&ev, h.msg)
+	case identEpochCache:
+		ok = p.epochCache(&ev, h.msg)
+	case identController, identNoPrefix:
+		ok = p.controller(&ev, h.msg)
+	}
+	if !ok {
+		return Event{}, false
+	}
+	if len(h.logger) == 0 && len(rec.Cont) > 0 {
+		h.logger = p.unwrapLogger(rec.First, rec.Cont)
+	}
+	ev.Logger = p.intern(h.logger)
+	switch h.kind {
+	case layoutDefault, layoutStrimzi:
+		ev.Time, _ = p.ts.brokerTime(h.ts, p.loc)
+	case layoutSpring:
+		ev.Time, _ = p.ts.isoTime(h.ts, p.loc)
+	}
+	return ev, true
+}
+
+// ident is the message's ident prefix class, the first dispatch key.
+type ident uint8
+
+const (
+	identNone ident = iota
+	identPartition
+	identBroker
+	identReplicaManager
+	identFetcher
+	identLog
+	identEpochCache
+	identController
+	identNoPrefix // controller lines printed without a prefix
+)
+
+// prefilter classifies msg by its first bytes: most lines of a busy broker
+// log are rejected here, before any field is parsed.
+func prefilter(m []byte) ident {
+	if len(m) < 12 {
+		return identNone
+	}
+	if m[0] != '[' {
+		switch m[0] {
+		case 'S':
+			if hasPrefix(m, "Setting new leader for topicId ") {
+				return identNoPrefix
+			}
+		case 'U':
+			if hasPrefix(m, "UNCLEAN partition change for ") {
+				return identNoPrefix
+			}
+		case 'F':
+			if hasPrefix(m, "Fencing broker ") {
+				return identNoPrefix
+			}
+		}
+		return identNone
+	}
+	switch m[1] {
+	case 'P':
+		if hasPrefix(m, "[Partition ") {
+			return identPartition
+		}
+	case 'B':
+		if hasPrefix(m, "[Broker id=") {
+			return identBroker
+		}
+	case 'R':
+		if hasPrefix(m, "[ReplicaManager broker=") {
+			return identReplicaManager
+		}
+		if hasPrefix(m, "[ReplicaFetcher replicaId=") {
+			return identFetcher
+		}
+	case 'U':
+		if hasPrefix(m, "[UnifiedLog partition=") {
+			return identLog
+		}
+	case 'L':
+		if hasPrefix(m, "[Log partition=") {
+			return identLog
+		}
+		if hasPrefix(m, "[LeaderEpochCache ") {
+			return identEpochCache
+		}
+	case 'M':
+		if hasPrefix(m, "[MergedLog partition=") {
+			return identLog
+		}
+	case 'Q':
+		if hasPrefix(m, "[QuorumController id=") {
+			return identController
+		}
+	case 'C':
+		if hasPrefix(m, "[Controller ") {
+			return identController
+		}
+	}
+	return identNone
+}
+
+func hasPrefix(s []byte, prefix string) bool {
+	return len(s) >= len(prefix) && string(s[:len(prefix)]) == prefix
+}
+
+// intern returns b as a string, allocating only the first time it is seen.
+func (p *Parser) intern(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if s, ok := p.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(p.strs) < maxInterned {
+		p.strs[s] = s
+	}
+	return s
+}
+
+// setTopicPartition fills Topic/Partition from "<topic>-<p>".
+func (p *Parser) setTopicPartition(ev *Event, tp []byte) bool {
+	topic, part, ok := splitTopicPartition(tp)
+	if !ok {
+		return false
+	}
+	ev.Topic, ev.Partition = p.intern(topic), part
+	return true
+}
+
+// unwrapLogger recovers a logger name that a terminal cut in two
+// ("… (kafka.server.Replica" + "\nManager)"), as seen in pasted logs.
+func (p *Parser) unwrapLogger(first, cont []byte) []byte {
+	i := bytes.LastIndex(first, []byte(" ("))
+	if i < 0 || !isLoggerName(first[i+2:]) {
+		return nil
+	}
+	next := cont
+	if j := bytes.IndexByte(cont, '\n'); j >= 0 {
+		next = cont[:j]
+	}
+	if len(next) < 2 || next[len(next)-1] != ')' || !isLoggerName(next[:len(next)-1]) {
+		return nil
+	}
+	p.cont = append(append(p.cont[:0], first[i+2:]...), next[:len(next)-1]...)
+	return p.cont
+}

@@ -1,0 +1,377 @@
+package logparse
+
+import "bytes"
+
+// Events logged by kafka.cluster.Partition with the ident prefix
+// "[Partition <topic>-<p> broker=<id>] " (catalog E1, E2, E4, E6–E9).
+
+// partition parses a "[Partition …]" message.
+func (p *Parser) partition(ev *Event, m []byte) bool {
+	m, _ = cut(m, "[Partition ")
+	tp, rest := word(m)
+	rest, ok := cut(rest, " broker=")
+	if !ok || !p.setTopicPartition(ev, tp) {
+		return false
+	}
+	if ev.Broker, rest, ok = id(rest); !ok {
+		return false
+	}
+	body, ok := cut(rest, "] ")
+	if !ok || len(body) == 0 {
+		return false
+	}
+	switch body[0] {
+	case 'H':
+		return hwUpdate(ev, body)
+	case 'P':
+		return p.ackProgress(ev, body)
+	case 'S':
+		if hasPrefix(body, "Skipping update high watermark since new hw ") {
+			return hwSkip(ev, body)
+		}
+		return p.isrShrink(ev, body)
+	case 'R':
+		return replicaLEO(ev, body)
+	case 'N':
+		return p.hwBlocked(ev, body)
+	case 'L':
+		return logLoaded(ev, body)
+	case 'I':
+		return p.isrUpdate(ev, body)
+	case 'E':
+		return p.isrExpand(ev, body)
+	case 'F':
+		return p.alterFailed(ev, body)
+	}
+	return false
+}
+
+// offsetMetadata reads a LogOffsetMetadata: "(offset=88, segment=[16:76938])"
+// (3.6+), "(offset=88 segment=[…])" (2.8–3.4) or "(offset=88segment=[…])"
+// (3.5) — the digits after "offset=" are all that differ in meaning.
+func offsetMetadata(s []byte) (int64, []byte, bool) {
+	s, ok := cut(s, "(offset=")
+	if !ok {
+		return 0, s, false
+	}
+	v, rest, ok := num(s)
+	if !ok {
+		return 0, s, false
+	}
+	i := bytes.IndexByte(rest, ')')
+	if i < 0 {
+		return 0, s, false
+	}
+	return v, rest[i+1:], true
+}
+
+// E1 "High watermark updated from (offset=88, …) to (offset=89, …)".
+func hwUpdate(ev *Event, s []byte) bool {
+	s, ok := cut(s, "High watermark updated from ")
+	if !ok {
+		return false
+	}
+	if ev.From, s, ok = offsetMetadata(s); !ok {
+		return false
+	}
+	if s, ok = cut(s, " to "); !ok {
+		return false
+	}
+	if ev.To, _, ok = offsetMetadata(s); !ok {
+		return false
+	}
+	ev.Type = HWUpdate
+	return true
+}
+
+// E2 "Skipping update high watermark since new hw (offset=88, …) is not
+// larger than old value. All current LEOs are …" — From is the new hw.
+func hwSkip(ev *Event, s []byte) bool {
+	s, _ = cut(s, "Skipping update high watermark since new hw ")
+	var ok bool
+	if ev.From, _, ok = offsetMetadata(s); !ok {
+		return false
+	}
+	ev.Type = HWSkip
+	return true
+}
+
+// E2 "Progress awaiting ISR acks for offset 89: acked: Set(broker 1: 89),
+// awaiting Set(broker 3: 88, broker 2: 88)". "awaiting Set()" = complete.
+func (p *Parser) ackProgress(ev *Event, s []byte) bool {
+	s, ok := cut(s, "Progress awaiting ISR acks for offset ")
+	if !ok {
+		return false
+	}
+	if ev.Offset, s, ok = num(s); !ok {
+		return false
+	}
+	if s, ok = cut(s, ": acked: "); !ok {
+		return false
+	}
+	body, s, ok := setBody(s)
+	if !ok {
+		return false
+	}
+	if p.acks, ok = brokerOffsets(p.acks, body); !ok {
+		return false
+	}
+	nAcked := len(p.acks)
+	if s, ok = cut(s, ", awaiting "); !ok {
+		return false
+	}
+	if body, _, ok = setBody(s); !ok {
+		return false
+	}
+	if p.acks, ok = brokerOffsets(p.acks, body); !ok {
+		return false
+	}
+	ev.Acked, ev.Awaiting = p.acks[:nAcked:nAcked], p.acks[nAcked:]
+	ev.Type = ISRAckProgress
+	return true
+}
+
+// brokerOffsets parses "broker 1: 89, broker 2: 88" into dst.
+func brokerOffsets(dst []ReplicaOffset, s []byte) ([]ReplicaOffset, bool) {
+	for len(s) > 0 {
+		s = skipSpaces(s)
+		var ok bool
+		if s, ok = cut(s, "broker "); !ok {
+			return dst, false
+		}
+		var ro ReplicaOffset
+		if ro.Replica, s, ok = id(s); !ok {
+			return dst, false
+		}
+		if s, ok = cut(s, ": "); !ok {
+			return dst, false
+		}
+		if ro.Offset, s, ok = snum(s); !ok {
+			return dst, false
+		}
+		dst = append(dst, ro)
+		s, _ = cut(s, ",")
+	}
+	return dst, true
+}
+
+// E2 "Recorded replica 1 log end offset (LEO) position 771005 and log start offset 0."
+func replicaLEO(ev *Event, s []byte) bool {
+	s, ok := cut(s, "Recorded replica ")
+	if !ok {
+		return false
+	}
+	if ev.Replica, s, ok = id(s); !ok {
+		return false
+	}
+	if s, ok = cut(s, " log end offset (LEO) position "); !ok {
+		return false
+	}
+	if ev.LEO, _, ok = snum(s); !ok {
+		return false
+	}
+	ev.Type = ReplicaLEO
+	return true
+}
+
+// E4 "Not increasing HWM because partition is under min ISR(ISR=Set(1)" —
+// never closed in 3.7–4.1; "(ISR=[1]" in 4.2; "(ISR=[1])" later.
+func (p *Parser) hwBlocked(ev *Event, s []byte) bool {
+	s, ok := cut(s, "Not increasing HWM because partition is under min ISR(ISR=")
+	if !ok {
+		return false
+	}
+	body, _, ok := setBody(s)
+	if !ok {
+		return false
+	}
+	if p.isr, _, ok = intList(p.isr, body); !ok {
+		return false
+	}
+	ev.ISR = p.isr
+	ev.Type = HWBlockedUnderMinISR
+	return true
+}
+
+// E2 "Log loaded for partition t-0 with initial high watermark 17".
+func logLoaded(ev *Event, s []byte) bool {
+	if !hasPrefix(s, "Log loaded for partition ") {
+		return false
+	}
+	s, ok := skipTo(s, " with initial high watermark ")
+	if !ok {
+		return false
+	}
+	if ev.HW, _, ok = snum(s); !ok {
+		return false
+	}
+	ev.Type = LogLoaded
+	return true
+}
+
+// E6 "Shrinking ISR from 1,2,3 to 1,2. Leader: (highWatermark: 100,
+// endOffset: 120). Out of sync replicas: (brokerId: 3, endOffset: 90[,
+// lastCaughtUpTimeMs: 1729000000000])." — endOffset may be "unknown" (3.2+).
+func (p *Parser) isrShrink(ev *Event, s []byte) bool {
+	s, ok := cut(s, "Shrinking ISR from ")
+	if !ok {
+		return false
+	}
+	if s, ok = p.fromToISR(ev, s); !ok {
+		return false
+	}
+	if ev.HW, s, ok = numAfter(s, "(highWatermark: "); !ok {
+		return false
+	}
+	if ev.LEO, s, ok = numAfter(s, "endOffset: "); !ok {
+		return false
+	}
+	s, _ = skipTo(s, "Out of sync replicas: ")
+	for {
+		var ok bool
+		if s, ok = skipTo(s, "(brokerId: "); !ok {
+			break
+		}
+		var ro ReplicaOffset
+		if ro.Replica, s, ok = id(s); !ok {
+			return false
+		}
+		if s, ok = cut(s, ", endOffset: "); !ok {
+			return false
+		}
+		if ro.Offset, s, ok = snum(s); !ok {
+			ro.Offset = -1 // "unknown"
+		}
+		p.oos = append(p.oos, ro)
+	}
+	ev.OutOfSync = p.oos
+	ev.Type = ISRShrink
+	return true
+}
+
+// fromToISR parses "1,2,3 to 1,2" into FromISR and ToISR.
+func (p *Parser) fromToISR(ev *Event, s []byte) ([]byte, bool) {
+	var ok bool
+	if p.fromTo, s, ok = intList(p.fromTo, s); !ok || len(p.fromTo) == 0 {
+		return s, false
+	}
+	n := len(p.fromTo)
+	if s, ok = cut(s, "to "); !ok {
+		return s, false
+	}
+	if p.fromTo, s, ok = intList(p.fromTo, s); !ok {
+		return s, false
+	}
+	ev.FromISR, ev.ToISR = p.fromTo[:n:n], p.fromTo[n:]
+	return s, true
+}
+
+// E7 (Kafka ≤2.7) "Expanding ISR from 3 to 3,4".
+func (p *Parser) isrExpand(ev *Event, s []byte) bool {
+	s, ok := cut(s, "Expanding ISR from ")
+	if !ok {
+		return false
+	}
+	if _, ok = p.fromToISR(ev, s); !ok {
+		return false
+	}
+	ev.Type = ISRExpand
+	return true
+}
+
+// E8 "ISR updated to 2,1,3 and version updated to [18]" (2.8–3.0), "… to
+// 18" (3.1–3.4), "2,1,3  and …" (3.5+, empty under-min-isr slot), "1
+// (under-min-isr) and …"; 2.7 "ISR updated from AlterIsr to …".
+func (p *Parser) isrUpdate(ev *Event, s []byte) bool {
+	s, ok := cut(s, "ISR updated ")
+	if !ok {
+		return false
+	}
+	s, _ = cut(s, "from AlterIsr ")
+	if s, ok = cut(s, "to "); !ok {
+		return false
+	}
+	if p.isr, s, ok = intList(p.isr, s); !ok {
+		return false
+	}
+	s = skipSpaces(s)
+	if s, ok = cut(s, "(under-min-isr) "); ok {
+		ev.UnderMinISR = true
+	}
+	if s, ok = cut(s, "and version updated to "); !ok {
+		return false
+	}
+	s, _ = cut(s, "[")
+	if ev.Version, _, ok = num(s); !ok {
+		return false
+	}
+	ev.ISR = p.isr
+	ev.Type = ISRUpdate
+	return true
+}
+
+// E9 "Failed to update ISR to <state> …" (2.8–3.1) / "Failed to alter
+// partition to <state> …" (3.2+). Reason is the controller error
+// ("INELIGIBLE_REPLICA") or the why-clause ("leader epoch is old").
+func (p *Parser) alterFailed(ev *Event, s []byte) bool {
+	s, ok := cut(s, "Failed to ")
+	if !ok {
+		return false
+	}
+	if s, ok = cut(s, "alter partition to "); !ok {
+		if s, ok = cut(s, "update ISR to "); !ok {
+			return false
+		}
+	}
+	s = skipBalanced(s)
+	var reason []byte
+	switch {
+	case hasPrefix(s, " since the controller rejected the request with "):
+		reason, _ = word(s[len(" since the controller rejected the request with "):])
+		reason = trimSuffixByte(reason, '.')
+	case hasPrefix(s, " due to unexpected "):
+		reason = clause(s[len(" due to unexpected "):])
+	case hasPrefix(s, " since "):
+		reason = clause(s[len(" since "):])
+	case hasPrefix(s, " because "):
+		reason = clause(s[len(" because "):])
+	case hasPrefix(s, " due to "):
+		reason = clause(s[len(" due to "):])
+	default:
+		return false
+	}
+	reason, _ = cut(reason, "the ")
+	ev.Reason = p.intern(reason)
+	ev.Type = AlterPartitionFailed
+	return true
+}
+
+// skipBalanced skips a toString value such as "PendingExpandIsr(… (…) …)"
+// and returns what follows its closing parenthesis.
+func skipBalanced(s []byte) []byte {
+	depth := 0
+	for i, c := range s {
+		switch c {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+			if depth == 0 {
+				return s[i+1:]
+			}
+		case ' ':
+			if depth == 0 {
+				return s[i:]
+			}
+		}
+	}
+	return nil
+}
+
+// clause returns s up to the end of its first sentence.
+func clause(s []byte) []byte {
+	if i := bytes.Index(s, []byte(". ")); i >= 0 {
+		return s[:i]
+	}
+	return trimSuffixByte(s, '.')
+}

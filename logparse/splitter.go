@@ -1,0 +1,149 @@
+package logparse
+
+import "bytes"
+
+// Bounds that keep a Splitter's memory constant whatever it is fed (a 10 MB
+// line of junk, an endless stack trace). Cut bytes are counted as malformed.
+const (
+	MaxLineBytes = 64 << 10 // longest header line kept (and longest joined CRI line)
+	MaxContBytes = 64 << 10 // most continuation bytes kept per record
+)
+
+// Record is one log4j record: a header line and its continuation lines.
+type Record struct {
+	First []byte // the header line with any envelope (CRI, docker --timestamps, docker compose "name | ") stripped, no '\n'
+	Cont  []byte // continuation lines (also envelope-stripped) joined with '\n'; bounded (keep at most MaxContBytes, 64 KiB)
+	Line  int    // 1-based line number of First in the stream pushed into this Splitter
+	Lines int    // physical lines in the record
+}
+
+// recBuf owns the bytes of one Record.
+type recBuf struct {
+	first, cont []byte
+	contLines   int // continuation lines joined so far (blank ones too)
+	line, lines int
+}
+
+func (b *recBuf) record() Record {
+	return Record{First: b.first, Cont: b.cont, Line: b.line, Lines: b.lines}
+}
+
+// Splitter joins continuation lines to their header and strips container
+// envelopes. It is pure (no I/O) and not safe for concurrent use.
+//
+// A record is complete only when the next header arrives, so the caller
+// must Flush at end of input, or when a followed file has been idle.
+type Splitter struct {
+	cur, spare recBuf // cur is being filled; spare backs the last returned Record
+	pending    bool
+
+	// CRI "P" chunks waiting for their "F" chunk.
+	partial      []byte
+	partialLine  int
+	partialLines int
+
+	line      int // physical lines pushed
+	malformed int64
+}
+
+// NewSplitter returns an empty Splitter.
+func NewSplitter() *Splitter { return &Splitter{} }
+
+// Push takes one physical line (without its '\n'; a trailing '\r' is
+// tolerated). When the line starts a new record, the previous complete
+// record is returned (ok=true). Returned slices alias the Splitter's buffers
+// and are valid until the next Push/Flush call.
+func (s *Splitter) Push(line []byte) (rec Record, ok bool) {
+	s.line++
+	line = trimSuffixByte(line, '\r')
+	if bytes.IndexByte(line, 0) >= 0 {
+		s.malformed++ // binary junk, e.g. the zero-filled tail of a crashed file
+		return Record{}, false
+	}
+	body, tag := stripEnvelope(line)
+	switch {
+	case tag == criPartial:
+		if s.partialLines == 0 {
+			s.partialLine = s.line
+		}
+		s.partial = s.appendBounded(s.partial, body, MaxLineBytes)
+		s.partialLines++
+		return Record{}, false
+	case s.partialLines > 0 && tag == criFull:
+		s.partial = s.appendBounded(s.partial, body, MaxLineBytes)
+		rec, ok = s.add(s.partial, s.partialLine, s.partialLines+1)
+		s.partial, s.partialLines = s.partial[:0], 0
+		return rec, ok
+	case s.partialLines > 0:
+		// A plain line cannot finish CRI chunks: the P chunks were cut off.
+		s.malformed += int64(s.partialLines)
+		s.partial, s.partialLines = s.partial[:0], 0
+	}
+	return s.add(body, s.line, 1)
+}
+
+// appendBounded appends src to dst, keeping len(dst) ≤ limit; a cut counts
+// one malformed line.
+func (s *Splitter) appendBounded(dst, src []byte, limit int) []byte {
+	room := limit - len(dst)
+	if len(src) > room {
+		if room > 0 {
+			dst = append(dst, src[:room]...)
+		}
+		s.malformed++
+		return dst
+	}
+	return append(dst, src...)
+}
+
+// add files one logical line (n physical lines starting at lineNo).
+func (s *Splitter) add(body []byte, lineNo, n int) (rec Record, ok bool) {
+	if isHeader(body) {
+		if s.pending {
+			rec, ok = s.cur.record(), true
+			s.cur, s.spare = s.spare, s.cur
+		}
+		c := &s.cur
+		c.first = s.appendBounded(c.first[:0], body, MaxLineBytes)
+		c.cont, c.contLines = c.cont[:0], 0
+		c.line, c.lines = lineNo, n
+		s.pending = true
+		return rec, ok
+	}
+	if !s.pending {
+		s.malformed += int64(n) // orphan continuation: its header was never seen
+		return Record{}, false
+	}
+	c := &s.cur
+	c.lines += n
+	if len(c.cont) >= MaxContBytes {
+		s.malformed += int64(n)
+		return Record{}, false
+	}
+	if c.contLines > 0 {
+		c.cont = append(c.cont, '\n')
+	}
+	c.contLines++
+	c.cont = s.appendBounded(c.cont, body, MaxContBytes)
+	return Record{}, false
+}
+
+// Flush returns the pending record, if any (end of input, or a live
+// follower that has been idle). CRI partial chunks still waiting for their
+// F chunk stay held.
+func (s *Splitter) Flush() (rec Record, ok bool) {
+	if !s.pending {
+		return Record{}, false
+	}
+	s.pending = false
+	return s.cur.record(), true
+}
+
+// Pending reports whether a record is held.
+func (s *Splitter) Pending() bool { return s.pending }
+
+// Malformed returns the number of physical lines dropped as malformed so
+// far: continuation lines before any header (orphans), lines containing
+// NUL/binary junk, parts of over-long lines/records beyond the bounds. They
+// are skipped, never fatal.
+func (s *Splitter) Malformed() int64 { return s.malformed }

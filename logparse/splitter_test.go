@@ -1,0 +1,123 @@
+package logparse
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// split feeds lines through a Splitter and returns the records as
+// "line/lines|first|cont" strings.
+func split(t *testing.T, lines ...string) ([]string, int64) {
+	t.Helper()
+	s := NewSplitter()
+	var out []string
+	add := func(r Record) {
+		out = append(out, strings.Join([]string{strconv.Itoa(r.Line) + "/" + strconv.Itoa(r.Lines), string(r.First), string(r.Cont)}, "|"))
+	}
+	for _, l := range lines {
+		if r, ok := s.Push([]byte(l)); ok {
+			add(r)
+		}
+	}
+	if r, ok := s.Flush(); ok {
+		add(r)
+	}
+	if s.Pending() {
+		t.Error("want nothing pending after Flush")
+	}
+	return out, s.Malformed()
+}
+
+
+const (
+	h1 = "[2025-10-16 16:07:21,017] ERROR [ReplicaManager broker=1] Error processing append operation on partition t-0 (kafka.server.ReplicaManager)"
+	h2 = "[2025-10-16 16:07:21,018] INFO [Partition t-0 broker=1] ISR updated to 1,2  and version updated to 3 (kafka.cluster.Partition)"
+	ex = "org.apache.kafka.common.errors.NotEnoughReplicasException: The size of the current ISR : 1 is insufficient"
+)
+
+func TestSplitter(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		in        []string
+		want      []string
+		malformed int64
+	}{
+		{"single lines", []string{h1, h2}, []string{"1/1|" + h1 + "|", "2/1|" + h2 + "|"}, 0},
+		{"exception continuation", []string{h1, ex, h2}, []string{"1/2|" + h1 + "|" + ex, "3/1|" + h2 + "|"}, 0},
+		{"blank line before exception (log4j2 2.25)", []string{h1, "", ex, h2}, []string{"1/3|" + h1 + "|\n" + ex, "4/1|" + h2 + "|"}, 0},
+		{"stack trace", []string{h1, "java.lang.IllegalStateException: boom", "\tat a.B.c(B.java:1)", "\t... 3 more"},
+			[]string{"1/4|" + h1 + "|java.lang.IllegalStateException: boom\n\tat a.B.c(B.java:1)\n\t... 3 more"}, 0},
+		{"orphans before the first header", []string{"\tat x", "", h2}, []string{"3/1|" + h2 + "|"}, 2},
+		{"CRLF", []string{h2 + "\r"}, []string{"1/1|" + h2 + "|"}, 0},
+		{"NUL junk", []string{h2, "\x00\x00\x00", h2}, []string{"1/1|" + h2 + "|", "3/1|" + h2 + "|"}, 1},
+		{"docker --timestamps", []string{"2019-04-11T12:32:24.676797004Z " + h1, "2019-04-11T12:32:24.676797004Z " + ex},
+			[]string{"1/2|" + h1 + "|" + ex}, 0},
+		{"docker compose", []string{"kafka-1   | " + h1, "kafka-1   | " + ex, "kafka-2  | " + h2},
+			[]string{"1/2|" + h1 + "|" + ex, "3/1|" + h2 + "|"}, 0},
+		{"CRI full", []string{"2024-03-02T11:04:10.311234567Z stdout F " + h1, "2024-03-02T11:04:10.311234567Z stdout F " + ex},
+			[]string{"1/2|" + h1 + "|" + ex}, 0},
+		{"CRI partial chunks joined", []string{"2024-03-02T11:04:10.311Z stdout P " + h1[:40], "2024-03-02T11:04:10.311Z stdout P " + h1[40:90], "2024-03-02T11:04:10.311Z stdout F " + h1[90:], "2024-03-02T11:04:10.312Z stderr F " + h2},
+			[]string{"1/3|" + h1 + "|", "4/1|" + h2 + "|"}, 0},
+		{"CRI partial cut off by a plain line", []string{"2024-03-02T11:04:10.311Z stdout P " + h1[:40], h2},
+			[]string{"2/1|" + h2 + "|"}, 1},
+		{"spring boot is a header, not a docker timestamp", []string{"2025-02-03T08:15:00.123Z  INFO 4242 --- [main-handler-1] kafka.cluster.Partition                  : [Partition orders-3 broker=0] x"},
+			[]string{"1/1|2025-02-03T08:15:00.123Z  INFO 4242 --- [main-handler-1] kafka.cluster.Partition                  : [Partition orders-3 broker=0] x|"}, 0},
+		{"strimzi", []string{"2024-03-02 11:04:10,311 INFO [Partition orders-3 broker=2] x (kafka.cluster.Partition) [t-1]", "\tat y"},
+			[]string{"1/2|2024-03-02 11:04:10,311 INFO [Partition orders-3 broker=2] x (kafka.cluster.Partition) [t-1]|\tat y"}, 0},
+		{"slf4j-simple", []string{"[main] ERROR kafka.server.ReplicaManager - x", ex},
+			[]string{"1/2|[main] ERROR kafka.server.ReplicaManager - x|" + ex}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, malformed := split(t, tc.in...)
+			if strings.Join(tc.want, "\n---\n") != strings.Join(got, "\n---\n") {
+				t.Errorf("want\n%q\ngot\n%q", tc.want, got)
+			}
+			if tc.malformed != malformed {
+				t.Errorf("want %d malformed, got %d", tc.malformed, malformed)
+			}
+		})
+	}
+}
+
+func TestSplitterBounds(t *testing.T) {
+	s := NewSplitter()
+	huge := []byte(h2 + strings.Repeat("x", 10<<20))
+	if _, ok := s.Push(huge); ok {
+		t.Fatal("want no record yet")
+	}
+	for i := 0; i < 3000; i++ { // ~300 KB of stack trace
+		s.Push([]byte("\tat org.apache.kafka.some.Frame.method(Frame.java:123) ~[kafka.jar:4.1.0]"))
+	}
+	r, ok := s.Flush()
+	if !ok {
+		t.Fatal("want the record on Flush")
+	}
+	if len(r.First) != MaxLineBytes {
+		t.Errorf("want First cut to %d bytes, got %d", MaxLineBytes, len(r.First))
+	}
+	if len(r.Cont) > MaxContBytes {
+		t.Errorf("want Cont ≤ %d bytes, got %d", MaxContBytes, len(r.Cont))
+	}
+	if r.Lines != 3001 {
+		t.Errorf("want 3001 lines, got %d", r.Lines)
+	}
+	if s.Malformed() < 2 {
+		t.Errorf("want the cut line and dropped frames counted as malformed, got %d", s.Malformed())
+	}
+}
+
+// TestSplitterAliasing checks that a returned record stays intact until the
+// next call, while the Splitter reuses its two buffers.
+func TestSplitterAliasing(t *testing.T) {
+	s := NewSplitter()
+	s.Push([]byte(h1))
+	r, ok := s.Push([]byte(h2))
+	if !ok || string(r.First) != h1 {
+		t.Fatalf("want %q, got %q", h1, r.First)
+	}
+	r, _ = s.Push([]byte(h1))
+	if string(r.First) != h2 {
+		t.Fatalf("want %q, got %q", h2, r.First)
+	}
+}

@@ -1,0 +1,159 @@
+package logparse
+
+// Events of the "state.change.logger" (state-change.log), ident prefix
+// "[Broker id=<id>] " (catalog E12, E13, E15).
+
+// stateChange parses a "[Broker id=N] …" message.
+func (p *Parser) stateChange(ev *Event, m []byte) bool {
+	m, _ = cut(m, "[Broker id=")
+	var ok bool
+	if ev.Broker, m, ok = id(m); !ok {
+		return false
+	}
+	body, ok := cut(m, "] ")
+	if !ok || len(body) == 0 {
+		return false
+	}
+	switch body[0] {
+	case 'L':
+		return p.leaderStart(ev, body)
+	case 'F':
+		return p.followerStart(ev, body)
+	case 'T':
+		return p.recovering(ev, body)
+	}
+	return false
+}
+
+// topicIDOption reads "Some(<uuid>)" or "None" (Scala Option[Uuid]).
+func (p *Parser) topicIDOption(ev *Event, s []byte) ([]byte, bool) {
+	if rest, ok := cut(s, "None"); ok {
+		return rest, true
+	}
+	s, ok := cut(s, "Some(")
+	if !ok || len(s) < 23 || s[22] != ')' || !isTopicID(s[:22]) {
+		return s, false
+	}
+	ev.TopicID = p.intern(s[:22])
+	return s[23:], true
+}
+
+// transitionStart reads the shared head of the leader and follower lines:
+// "<tp>[ with topic id Some(…)] starts at leader epoch E from offset O".
+func (p *Parser) transitionStart(ev *Event, s []byte) ([]byte, bool) {
+	tp, s := word(s)
+	if !p.setTopicPartition(ev, tp) {
+		return s, false
+	}
+	var ok bool
+	if rest, withID := cut(s, " with topic id "); withID {
+		if s, ok = p.topicIDOption(ev, rest); !ok {
+			return s, false
+		}
+	}
+	if s, ok = cut(s, " starts at leader epoch "); !ok {
+		return s, false
+	}
+	if ev.LeaderEpoch, s, ok = num(s); !ok {
+		return s, false
+	}
+	if s, ok = cut(s, " from offset "); !ok {
+		return s, false
+	}
+	ev.StartOffset, s, ok = snum(s)
+	return s, ok
+}
+
+// E12 "Leader t-0 starts at leader epoch 5 from offset 100 with high
+// watermark 90 ISR [1,2,3] addingReplicas [] removingReplicas []. …"
+// (2.8–3.2), and 3.3+ "Leader t-0 with topic id Some(…) starts at leader
+// epoch 4 from offset 1200 with partition epoch 9, high watermark 1200, ISR
+// [2,1,3], adding replicas [] and removing replicas [][ (under-min-isr)]. …".
+func (p *Parser) leaderStart(ev *Event, s []byte) bool {
+	s, ok := cut(s, "Leader ")
+	if !ok {
+		return false
+	}
+	if s, ok = p.transitionStart(ev, s); !ok {
+		return false
+	}
+	if rest, newForm := cut(s, " with partition epoch "); newForm {
+		if ev.PartitionEpoch, s, ok = num(rest); !ok {
+			return false
+		}
+		if s, ok = cut(s, ", high watermark "); !ok {
+			return false
+		}
+	} else if s, ok = cut(s, " with high watermark "); !ok {
+		return false
+	}
+	if ev.HW, s, ok = snum(s); !ok {
+		return false
+	}
+	s, _ = cut(s, ",") // 3.3+: "high watermark 1200, ISR […]"
+	if s, ok = cut(s, " ISR "); !ok {
+		return false
+	}
+	body, s, ok := setBody(s)
+	if !ok {
+		return false
+	}
+	if p.isr, _, ok = intList(p.isr, body); !ok {
+		return false
+	}
+	if _, ok = skipTo(s, "(under-min-isr)"); ok {
+		ev.UnderMinISR = true
+	}
+	ev.ISR = p.isr
+	ev.Leader = ev.Broker
+	ev.Type = LeaderStart
+	return true
+}
+
+// E13 "Follower t-0 starts at leader epoch 5 from offset 100 with high
+// watermark 90. …" (2.8–3.2), and 3.3+ "… with partition epoch 9 and high
+// watermark 1200. Current leader is 2. …".
+func (p *Parser) followerStart(ev *Event, s []byte) bool {
+	s, ok := cut(s, "Follower ")
+	if !ok {
+		return false
+	}
+	if s, ok = p.transitionStart(ev, s); !ok {
+		return false
+	}
+	if rest, newForm := cut(s, " with partition epoch "); newForm {
+		if ev.PartitionEpoch, s, ok = num(rest); !ok {
+			return false
+		}
+		if s, ok = cut(s, " and high watermark "); !ok {
+			return false
+		}
+	} else if s, ok = cut(s, " with high watermark "); !ok {
+		return false
+	}
+	if ev.HW, s, ok = snum(s); !ok {
+		return false
+	}
+	if rest, ok := cut(s, ". Current leader is "); ok {
+		if ev.Leader, _, ok = id(rest); !ok {
+			return false
+		}
+	}
+	ev.Type = FollowerStart
+	return true
+}
+
+// E15 "The topic partition t-0 was marked as RECOVERING. Marking the topic
+// partition as RECOVERED." (3.2+, after an unclean election).
+func (p *Parser) recovering(ev *Event, s []byte) bool {
+	s, ok := cut(s, "The topic partition ")
+	if !ok {
+		return false
+	}
+	tp, s := word(s)
+	if !hasPrefix(s, " was marked as RECOVERING") || !p.setTopicPartition(ev, tp) {
+		return false
+	}
+	ev.Type = LeaderRecovering
+	return true
+}
