@@ -29,7 +29,6 @@ func split(t *testing.T, lines ...string) ([]string, int64) {
 	return out, s.Malformed()
 }
 
-
 const (
 	h1 = "[2025-10-16 16:07:21,017] ERROR [ReplicaManager broker=1] Error processing append operation on partition t-0 (kafka.server.ReplicaManager)"
 	h2 = "[2025-10-16 16:07:21,018] INFO [Partition t-0 broker=1] ISR updated to 1,2  and version updated to 3 (kafka.cluster.Partition)"
