@@ -131,7 +131,9 @@ const uncleanDedupWindow = 60 * time.Second
 // Checker checks replication invariants over a stream of events. It keeps per
 // partition state and is not safe for concurrent use.
 type Checker struct {
-	parts    map[partKey]*partState
+	parts      map[partKey]*partState
+	fileBroker map[string]int32 // broker id learned per file, for lines that name none (UnifiedLog)
+	lastBroker int32            // the only broker seen so far, or -1
 	unclean  map[uncleanKey]uncleanSeen
 	topicIDs map[string]string // topic id → name, learned from lines that carry both
 }
@@ -139,14 +141,38 @@ type Checker struct {
 // NewChecker returns an empty Checker.
 func NewChecker() *Checker {
 	return &Checker{
-		parts:    make(map[partKey]*partState),
-		unclean:  make(map[uncleanKey]uncleanSeen),
-		topicIDs: make(map[string]string),
+		parts:      make(map[partKey]*partState),
+		fileBroker: make(map[string]int32),
+		lastBroker: -1,
+		unclean:    make(map[uncleanKey]uncleanSeen),
+		topicIDs:   make(map[string]string),
 	}
 }
 
+// broker attributes an event to a broker. UnifiedLog lines carry no broker id,
+// but every line of a file comes from the same broker: learn it from the lines
+// that name it (or, before that, assume the only broker seen so far).
+func (c *Checker) broker(ev *Event) int32 {
+	if ev.Broker >= 0 {
+		c.fileBroker[ev.File] = ev.Broker
+		if c.lastBroker == -1 {
+			c.lastBroker = ev.Broker
+		} else if c.lastBroker != ev.Broker {
+			c.lastBroker = -2 // several brokers: no single guess
+		}
+		return ev.Broker
+	}
+	if b, ok := c.fileBroker[ev.File]; ok {
+		return b
+	}
+	if c.lastBroker >= 0 {
+		return c.lastBroker
+	}
+	return -1
+}
+
 func (c *Checker) part(ev *Event) *partState {
-	k := partKey{ev.Broker, ev.Topic, ev.Partition}
+	k := partKey{c.broker(ev), ev.Topic, ev.Partition}
 	p := c.parts[k]
 	if p == nil {
 		p = &partState{lastHW: -1, knownHW: -1, lastEpoch: -1, isrSize: -1, lastTruncO: -1}

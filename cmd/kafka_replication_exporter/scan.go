@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
@@ -44,10 +43,9 @@ func scanFile(path string, parser *logparse.Parser, stdin io.Reader, st *scanSta
 		return err
 	}
 	defer rc.Close()
+	// The path as given, not its base name: b1/server.log and b2/server.log are
+	// different brokers to the checker.
 	name := path
-	if path != "-" {
-		name = filepath.Base(path)
-	}
 	sp := logparse.NewSplitter()
 	lr := newLineReader(rc)
 	handle := func(rec logparse.Record) {
