@@ -1,0 +1,397 @@
+package tail
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultPollInterval = 250 * time.Millisecond
+	DefaultMaxLineBytes = 1 << 20
+	readBufferSize      = 128 << 10
+	// headSize is how much of a file's beginning is remembered to recognise
+	// it: a Kafka line is ~100-250 bytes and starts with a millisecond
+	// timestamp, so a regrown file almost never repeats the first 256 bytes.
+	headSize = 256
+)
+
+// ErrClosed is returned by Poll after Close (or after Run returned).
+var ErrClosed = errors.New("tail: follower closed")
+
+// Options configure a Follower. The zero value follows from the end of the
+// file, polls every 250 ms and cuts lines at 1 MiB.
+type Options struct {
+	// FromBeginning starts at offset 0 instead of the end of the file.
+	FromBeginning bool
+	// Start resumes from a saved position; it wins over FromBeginning.
+	Start *Position
+	// PollInterval is how often Run looks at the file without a wake-up.
+	PollInterval time.Duration
+	// MaxLineBytes bounds a line; longer lines are delivered cut to this
+	// length and counted in Stats.CutLines.
+	MaxLineBytes int
+	// Logger receives rotations, truncations and errors. Nil discards.
+	Logger *slog.Logger
+	// UseFsnotify adds an inotify watch on the parent directory as a
+	// wake-up hint; polling continues regardless, and a watcher that
+	// cannot be created only means we poll.
+	UseFsnotify bool
+}
+
+// A Follower reads one file by name, like `tail -F`: it follows the name
+// across rename and copytruncate rotations and delivers every complete line
+// once. Poll and Run must not be called concurrently; Position and Stats may
+// be called from any goroutine.
+type Follower struct {
+	path string
+	opts Options
+	log  *slog.Logger
+
+	pipe io.Reader // set when following a pipe: no seeking, no rotation
+
+	// The file being read and the files queued to be read after it: rolled
+	// files found at resume or rotation, then the live file. Only the live
+	// file (the one that was at path when opened) is checked for rotation.
+	cur     *os.File
+	curInfo os.FileInfo
+	curLive bool
+	backlog []queued
+
+	offset   int64  // bytes of cur consumed
+	head     []byte // cur's first bytes as read, up to headSize
+	lastByte byte   // the byte at offset-1 as read
+	lines    lineSplitter
+	buf      []byte
+	scratch  []byte
+
+	started bool // the start position has been chosen
+	closed  bool
+
+	// hook, when set by tests, runs at points inside Poll where a real
+	// writer could act concurrently; it lets a test rotate "mid-poll".
+	hook func(hookPoint)
+
+	posMu sync.Mutex
+	pos   Position // end of the last delivered line
+	stats counters
+}
+
+type queued struct {
+	f    *os.File
+	info os.FileInfo
+	from int64
+	live bool
+}
+
+type hookPoint int
+
+const (
+	afterRead  hookPoint = iota // after each read syscall that returned data
+	beforeStat                  // after reaching EOF, before stat(path)
+)
+
+// New returns a follower for path; "-" means standard input. It opens
+// nothing yet: the first Poll does, so a file that does not exist yet is
+// simply waited for.
+func New(path string, opts Options) *Follower {
+	if path == "-" {
+		return NewPipe("-", os.Stdin, opts)
+	}
+	return newFollower(path, opts)
+}
+
+// NewPipe returns a follower reading r to its end, e.g. `kubectl logs -f`
+// piped into the exporter. name only labels positions and logs.
+func NewPipe(name string, r io.Reader, opts Options) *Follower {
+	f := newFollower(name, opts)
+	f.pipe = r
+	f.stats.ready.Store(true)
+	return f
+}
+
+func newFollower(path string, opts Options) *Follower {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Follower{
+		path:    path,
+		opts:    opts,
+		log:     log.With("file", path),
+		lines:   lineSplitter{max: opts.MaxLineBytes},
+		buf:     make([]byte, readBufferSize),
+		scratch: make([]byte, headSize),
+		head:    make([]byte, 0, headSize),
+		pos:     Position{Path: path},
+	}
+}
+
+// Position returns where a restart should resume: the end of the last line
+// whose deliver call has returned.
+func (f *Follower) Position() Position {
+	f.posMu.Lock()
+	defer f.posMu.Unlock()
+	return f.pos
+}
+
+// Stats returns a snapshot of the follower's counters.
+func (f *Follower) Stats() Stats { return f.stats.snapshot() }
+
+// Close releases the open files. Poll returns ErrClosed afterwards.
+func (f *Follower) Close() error {
+	f.closed = true
+	f.closeCur()
+	for _, q := range f.backlog {
+		q.f.Close()
+	}
+	f.backlog = nil
+	if f.pipe == nil {
+		f.stats.ready.Store(false)
+	}
+	return nil
+}
+
+// Poll does one synchronous pass: it reads everything available, delivers
+// the complete lines, then checks the path for rotation and the file for
+// truncation, following either before returning. It returns nil when there
+// is nothing more to read for now; errors (a stat that fails, a permission
+// problem) are worth logging and retrying, never fatal. On a pipe, Poll
+// blocks until some data arrives and returns io.EOF at its end.
+//
+// The line passed to deliver is only valid during the call.
+func (f *Follower) Poll(deliver func(line []byte)) error {
+	if f.closed {
+		return ErrClosed
+	}
+	if f.pipe != nil {
+		return f.pollPipe(deliver)
+	}
+	for {
+		if f.cur == nil {
+			if len(f.backlog) > 0 {
+				f.advance()
+			} else {
+				if err := f.openLive(); err != nil || f.cur == nil {
+					return err
+				}
+			}
+		}
+		if f.curLive {
+			if err := f.checkTruncation(); err != nil {
+				return err
+			}
+		}
+		if err := f.drain(deliver); err != nil {
+			return err
+		}
+		if !f.curLive {
+			// A rolled file is final: whatever is left is its last line.
+			f.flush(deliver)
+			f.closeCur()
+			continue
+		}
+		if f.hook != nil {
+			f.hook(beforeStat)
+		}
+		fi, err := os.Stat(f.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Renamed away and not recreated yet: keep reading the old
+			// file until the new one appears.
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if os.SameFile(fi, f.curInfo) {
+			return nil
+		}
+		// Lines appended between our EOF and the rename are still in the
+		// old file: read them before letting it go.
+		if err := f.drain(deliver); err != nil {
+			return err
+		}
+		if err := f.rotate(deliver); err != nil {
+			return err
+		}
+	}
+}
+
+// drain reads cur to EOF, delivering complete lines.
+func (f *Follower) drain(deliver func([]byte)) error {
+	for {
+		n, err := f.cur.Read(f.buf)
+		if n > 0 {
+			chunk := f.buf[:n]
+			// Read first, then check the head is unchanged: if the file
+			// was truncated and regrown before our read, the check sees
+			// the new head and the chunk (new content read at an old
+			// offset) is thrown away instead of delivered. This ordering
+			// is what makes copytruncate unable to cause duplicates.
+			if f.curLive && f.headChanged() {
+				f.truncated("head changed while reading")
+				continue
+			}
+			f.consumed(chunk)
+			f.delivered(f.lines.split(chunk, deliver))
+			f.commit()
+			if f.hook != nil {
+				f.hook(afterRead)
+			}
+		}
+		if err == io.EOF || (err == nil && n == 0) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", f.path, err)
+		}
+	}
+}
+
+// delivered updates the line counters once per chunk, not per line.
+func (f *Follower) delivered(lines, cut uint64) {
+	if lines == 0 {
+		return
+	}
+	f.stats.lines.Add(lines)
+	f.stats.cut.Add(cut)
+	f.stats.lastRead.Store(time.Now().UnixNano())
+}
+
+// flush delivers the held partial line of a file that will not grow any
+// more and publishes the position after it.
+func (f *Follower) flush(deliver func([]byte)) {
+	if f.lines.flush(deliver) {
+		f.delivered(1, 0)
+	}
+	f.commit()
+}
+
+// consumed records that chunk was read at the current offset.
+func (f *Follower) consumed(chunk []byte) {
+	if len(f.head) < headSize && f.offset == int64(len(f.head)) {
+		f.head = append(f.head, chunk[:min(len(chunk), headSize-len(f.head))]...)
+	}
+	f.offset += int64(len(chunk))
+	f.lastByte = chunk[len(chunk)-1]
+	f.stats.bytes.Add(uint64(len(chunk)))
+}
+
+// commit publishes the position of the end of the last delivered line.
+func (f *Follower) commit() {
+	off := f.offset - int64(f.lines.held())
+	var dev, ino uint64
+	if f.curInfo != nil {
+		dev, ino = fileID(f.curInfo)
+	}
+	f.posMu.Lock()
+	f.pos.HeadLen, f.pos.HeadHash = len(f.head), headHash(f.head)
+	f.pos.Dev, f.pos.Inode, f.pos.Offset = dev, ino, off
+	f.posMu.Unlock()
+	f.stats.offset.Store(off)
+	f.stats.inode.Store(ino)
+}
+
+// rotate switches from the drained old file to the one now at path, first
+// queueing any file rotated in between (several rotations between two
+// polls), so that none is skipped.
+func (f *Follower) rotate(deliver func([]byte)) error {
+	nf, err := os.Open(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // gone again; the next poll looks again
+	}
+	if err != nil {
+		return err
+	}
+	ni, err := nf.Stat()
+	if err != nil {
+		nf.Close()
+		return err
+	}
+	old := f.curInfo
+	var q []queued
+	if _, newer, ok := rolledAfter(f.path, func(fi os.FileInfo) bool { return os.SameFile(fi, old) }); ok {
+		q = f.openRolled(newer, ni)
+	}
+	f.flush(deliver)
+	f.closeCur()
+	f.backlog = append(q, queued{f: nf, info: ni, live: true})
+	f.stats.rotations.Add(1 + uint64(len(q)))
+	f.log.Info("log file rotated", "skipped_over", len(q))
+	return nil
+}
+
+// openRolled opens the given rolled files, skipping any that is the live
+// file or that changed identity between stat and open.
+func (f *Follower) openRolled(files []rolledFile, live os.FileInfo) []queued {
+	var q []queued
+	for _, rf := range files {
+		if live != nil && os.SameFile(rf.info, live) {
+			continue
+		}
+		fh, err := os.Open(rf.name)
+		if err != nil {
+			f.log.Warn("cannot open rolled file", "rolled", rf.name, "err", err)
+			continue
+		}
+		fi, err := fh.Stat()
+		if err != nil || !os.SameFile(fi, rf.info) {
+			fh.Close()
+			continue
+		}
+		q = append(q, queued{f: fh, info: fi})
+	}
+	return q
+}
+
+// advance makes the next queued file current.
+func (f *Follower) advance() {
+	q := f.backlog[0]
+	f.backlog = f.backlog[1:]
+	f.setCur(q.f, q.info, q.live, q.from)
+}
+
+func (f *Follower) setCur(fh *os.File, fi os.FileInfo, live bool, from int64) {
+	f.cur, f.curInfo, f.curLive = fh, fi, live
+	f.offset, f.head, f.lastByte = 0, f.head[:0], 0
+	if from > 0 {
+		if _, err := fh.Seek(from, io.SeekStart); err != nil {
+			f.log.Warn("cannot seek, reading from the beginning", "offset", from, "err", err)
+		} else {
+			f.offset = from
+			f.head = f.head[:f.readAt(f.head[:min(from, headSize)], 0)]
+			var b [1]byte
+			if f.readAt(b[:], from-1) == 1 {
+				f.lastByte = b[0]
+			}
+		}
+	}
+	f.stats.ready.Store(true)
+	f.commit()
+}
+
+func (f *Follower) closeCur() {
+	if f.cur != nil {
+		f.cur.Close()
+		f.cur = nil
+	}
+	f.stats.ready.Store(false)
+}
+
+// readAt reads into b at off and returns how many bytes it got.
+func (f *Follower) readAt(b []byte, off int64) int {
+	n, _ := f.cur.ReadAt(b, off)
+	return n
+}

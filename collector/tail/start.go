@@ -1,0 +1,121 @@
+package tail
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// openLive opens the file at path when nothing is open. The first time it
+// applies the start option (end of file, beginning, or a saved Position);
+// later it is a file that appeared after we waited for it, read from 0.
+func (f *Follower) openLive() error {
+	first := !f.started
+	if first && f.opts.Start != nil {
+		return f.resume(*f.opts.Start)
+	}
+	fh, err := os.Open(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if first {
+			f.log.Info("waiting for the file to appear")
+		}
+		f.started = true
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fi, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return err
+	}
+	f.started = true
+	var from int64
+	if first && !f.opts.FromBeginning {
+		from = fi.Size()
+	}
+	f.setCur(fh, fi, true, from)
+	if from > 0 && f.lastByte != '\n' {
+		// We start in the middle of a line being written; its beginning
+		// is before our start, so the rest of it is not a line of ours.
+		f.lines.skipping = true
+	}
+	return nil
+}
+
+// resume positions the follower at a saved Position. The saved file may
+// still be the live one, or have been rotated (once or several times) while
+// we were down: then it is read from the saved offset, every file rolled
+// after it in full, and the live file from 0, so that a restart neither
+// loses nor repeats lines. When the saved file is gone, the live file is
+// read from its beginning and the miss counted.
+func (f *Follower) resume(p Position) error {
+	saved := func(fi os.FileInfo) bool {
+		dev, ino := fileID(fi)
+		// The device number can change across a reboot or remount; the
+		// head fingerprint, checked next, is what really identifies.
+		return ino == p.Inode && (dev == p.Dev || p.HeadLen > 0)
+	}
+	live, err := os.Open(f.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	var liveInfo os.FileInfo
+	if live != nil {
+		if liveInfo, err = live.Stat(); err != nil {
+			live.Close()
+			return err
+		}
+	}
+	f.started = true
+
+	if live != nil && saved(liveInfo) {
+		if hasHead(live, p) && liveInfo.Size() >= p.Offset {
+			f.log.Info("resuming", "offset", p.Offset)
+			f.setCur(live, liveInfo, true, p.Offset)
+			return nil
+		}
+		f.log.Warn("file was truncated while we were down: reading it from the beginning", "saved_offset", p.Offset)
+		f.stats.truncations.Add(1)
+		f.setCur(live, liveInfo, true, 0)
+		return nil
+	}
+
+	if found, newer, ok := rolledAfter(f.path, saved); ok {
+		rolled := f.openRolled([]rolledFile{found}, liveInfo)
+		if len(rolled) == 1 && hasHead(rolled[0].f, p) && found.info.Size() >= p.Offset {
+			rolled[0].from = p.Offset
+			f.backlog = append(rolled, f.openRolled(newer, liveInfo)...)
+			if live != nil {
+				f.backlog = append(f.backlog, queued{f: live, info: liveInfo, live: true})
+			}
+			f.log.Info("resuming in a rolled file", "rolled", found.name, "offset", p.Offset, "rolled_after", len(newer))
+			return nil
+		}
+		for _, q := range rolled {
+			q.f.Close()
+		}
+	}
+
+	f.stats.resumeMisses.Add(1)
+	f.log.Warn("saved position matches no file: reading the live file from the beginning; lines rotated away while we were down are lost",
+		"inode", p.Inode, "offset", p.Offset)
+	if live != nil {
+		f.setCur(live, liveInfo, true, 0)
+	}
+	return nil
+}
+
+// hasHead reports whether fh starts with the bytes p was saved with.
+func hasHead(fh *os.File, p Position) bool {
+	if p.HeadLen == 0 {
+		return true
+	}
+	if p.HeadLen > headSize {
+		return false
+	}
+	b := make([]byte, p.HeadLen)
+	n, _ := fh.ReadAt(b, 0)
+	return n == p.HeadLen && headHash(b) == p.HeadHash
+}
