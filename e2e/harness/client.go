@@ -1,0 +1,185 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// saramaConfig is the client configuration used for every request. Retries
+// are off so that each broker error reaches the caller as it happened.
+func saramaConfig() *sarama.Config {
+	cfg := sarama.NewConfig()
+	cfg.ClientID = "kre-e2e"
+	cfg.Version = sarama.V3_9_0_0 // clamped per request to what the broker supports
+	cfg.Net.DialTimeout = 5 * time.Second
+	cfg.Net.ReadTimeout = 15 * time.Second
+	cfg.Net.WriteTimeout = 5 * time.Second
+	cfg.Metadata.Retry.Max = 3
+	cfg.Metadata.Retry.Backoff = 250 * time.Millisecond
+	cfg.Admin.Timeout = 30 * time.Second
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.Retry.Max = 0
+	cfg.Producer.Timeout = 10 * time.Second
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	cfg.Consumer.Return.Errors = true
+	return cfg
+}
+
+// Admin opens a cluster admin client on the running nodes. Close it.
+func (c *Cluster) Admin() (sarama.ClusterAdmin, error) {
+	return sarama.NewClusterAdmin(c.Bootstrap(), saramaConfig())
+}
+
+// withAdmin runs f with a fresh admin client: every call sees current
+// metadata, which matters while nodes come and go.
+func (c *Cluster) withAdmin(f func(sarama.ClusterAdmin) error) error {
+	admin, err := c.Admin()
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	return f(admin)
+}
+
+// Topic describes a topic to create.
+type Topic struct {
+	Name       string
+	Partitions int32             // default 1 (ignored with Assignment)
+	RF         int16             // default 3 (ignored with Assignment)
+	Assignment [][]int32         // optional replicas per partition; the first is the preferred leader
+	Configs    map[string]string // topic configs, e.g. min.insync.replicas
+}
+
+// CreateTopic creates a topic and waits until every partition has a leader.
+func (c *Cluster) CreateTopic(ctx context.Context, t Topic) error {
+	detail := &sarama.TopicDetail{NumPartitions: t.Partitions, ReplicationFactor: t.RF}
+	if detail.NumPartitions == 0 {
+		detail.NumPartitions = 1
+	}
+	if detail.ReplicationFactor == 0 {
+		detail.ReplicationFactor = 3
+	}
+	if t.Assignment != nil {
+		detail.NumPartitions, detail.ReplicationFactor = -1, -1
+		detail.ReplicaAssignment = map[int32][]int32{}
+		for p, replicas := range t.Assignment {
+			detail.ReplicaAssignment[int32(p)] = replicas
+		}
+	}
+	if len(t.Configs) > 0 {
+		detail.ConfigEntries = map[string]*string{}
+		for k, v := range t.Configs {
+			detail.ConfigEntries[k] = &v
+		}
+	}
+	err := c.withAdmin(func(a sarama.ClusterAdmin) error { return a.CreateTopic(t.Name, detail, false) })
+	if err != nil {
+		return fmt.Errorf("create topic %s: %w", t.Name, err)
+	}
+	c.logf("created topic %s", t.Name)
+	partitions := int(detail.NumPartitions)
+	if t.Assignment != nil {
+		partitions = len(t.Assignment)
+	}
+	for p := range partitions {
+		if _, err := c.WaitLeader(ctx, t.Name, int32(p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PartitionState is the cluster's current view of one partition.
+type PartitionState struct {
+	Leader      int32 // -1 when offline
+	LeaderEpoch int32
+	Replicas    []int32
+	ISR         []int32
+	Offline     []int32
+}
+
+// Partition describes one partition through a fresh Metadata request.
+func (c *Cluster) Partition(topic string, partition int32) (PartitionState, error) {
+	var st PartitionState
+	err := c.withAdmin(func(a sarama.ClusterAdmin) error {
+		md, err := a.DescribeTopics([]string{topic})
+		if err != nil {
+			return err
+		}
+		for _, tm := range md {
+			if tm.Err != sarama.ErrNoError {
+				return tm.Err
+			}
+			for _, pm := range tm.Partitions {
+				if pm.ID != partition {
+					continue
+				}
+				if pm.Err != sarama.ErrNoError && pm.Err != sarama.ErrLeaderNotAvailable && pm.Err != sarama.ErrReplicaNotAvailable {
+					return pm.Err
+				}
+				st = PartitionState{Leader: pm.Leader, LeaderEpoch: pm.LeaderEpoch, Replicas: pm.Replicas, ISR: pm.Isr, Offline: pm.OfflineReplicas}
+				return nil
+			}
+		}
+		return fmt.Errorf("partition %s-%d not in metadata", topic, partition)
+	})
+	return st, err
+}
+
+// SetLogLevel changes a logger's level on one broker at runtime
+// (IncrementalAlterConfigs on the BROKER_LOGGER resource, like
+// `kafka-configs --entity-type broker-loggers`). Kafka applies it in memory on
+// the receiving broker only, so it is sent to that broker and lost on restart.
+//
+// A class logger such as kafka.cluster.Partition only exists once the broker
+// has used it (it hosts a partition); until then Kafka answers "Logger … does
+// not exist!", so that answer is retried until ctx ends.
+func (c *Cluster) SetLogLevel(ctx context.Context, nodeID int32, logger, level string) error {
+	entries := map[string]sarama.IncrementalAlterConfigsEntry{
+		logger: {Operation: sarama.IncrementalAlterConfigsOperationSet, Value: &level},
+	}
+	return c.poll(ctx, fmt.Sprintf("node %d: %s=%s", nodeID, logger, level), func() (bool, error) {
+		err := c.withAdmin(func(a sarama.ClusterAdmin) error {
+			return a.IncrementalAlterConfig(sarama.BrokerLoggerResource, fmt.Sprint(nodeID), entries, false)
+		})
+		if err != nil && !strings.Contains(err.Error(), "does not exist") {
+			return false, permanent{err}
+		}
+		return err == nil, err
+	})
+}
+
+// SetLogLevelAll sets a logger's level on every running node.
+func (c *Cluster) SetLogLevelAll(ctx context.Context, logger, level string) error {
+	var errs []error
+	for _, n := range c.nodes {
+		if n.Running() {
+			errs = append(errs, c.SetLogLevel(ctx, n.ID, logger, level))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ElectLeaders asks the controller for an election of the given kind
+// (sarama.PreferredElection or sarama.UncleanElection) on one partition.
+func (c *Cluster) ElectLeaders(kind sarama.ElectionType, topic string, partition int32) error {
+	return c.withAdmin(func(a sarama.ClusterAdmin) error {
+		res, err := a.ElectLeaders(kind, map[string][]int32{topic: {partition}})
+		if err != nil {
+			return err
+		}
+		if r := res[topic][partition]; r != nil && r.ErrorCode != sarama.ErrNoError {
+			msg := ""
+			if r.ErrorMessage != nil {
+				msg = *r.ErrorMessage
+			}
+			return fmt.Errorf("elect leader %s-%d: %w %s", topic, partition, r.ErrorCode, msg)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,324 @@
+package harness
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Options configure a cluster. The zero value runs the primary Kafka version
+// in a new temporary directory.
+type Options struct {
+	Version string // Kafka version, e.g. "4.1.1" (default Versions[0])
+	Dir     string // working directory, created if missing (default: a new temp dir)
+	LibsDir string // a Kafka libs/ directory (default: FetchLibs(Version))
+	Logf    func(format string, args ...any)
+
+	Rolling      Rolling           // log file rolling (default: Kafka's hourly rolling)
+	LogLevels    map[string]string // logger → level, set in the logging config from startup
+	BrokerConfig map[string]string // extra or overriding server.properties entries
+	StartTimeout time.Duration     // per start/restart (default 2 minutes)
+}
+
+// Cluster is a running three-node KRaft cluster. Broker ids are 1, 2, 3.
+type Cluster struct {
+	opts      Options
+	java      string
+	libs      string
+	clusterID string
+	nodes     []*Node
+}
+
+// Start formats and starts a three-node cluster and waits until every broker
+// is registered and unfenced. On error nothing is left running.
+func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	if opts.Version == "" {
+		opts.Version = Versions[0]
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 2 * time.Minute
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	if opts.Dir == "" {
+		if opts.Dir, err = os.MkdirTemp("", "kafka-e2e-*"); err != nil {
+			return nil, err
+		}
+	}
+	c = &Cluster{opts: opts}
+	if c.java, err = findJava(); err != nil {
+		return nil, err
+	}
+	c.libs = opts.LibsDir
+	if c.libs == "" {
+		if c.libs, err = FetchLibs(ctx, opts.Version); err != nil {
+			return nil, err
+		}
+	}
+	if c.clusterID, err = randomClusterID(); err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(6)
+	if err != nil {
+		return nil, err
+	}
+	var voters []string
+	for i := range 3 {
+		id := int32(i + 1)
+		dir := filepath.Join(opts.Dir, fmt.Sprintf("node-%d", id))
+		n := &Node{
+			ID: id, Dir: dir,
+			LogDir:         filepath.Join(dir, "logs"),
+			DataDir:        filepath.Join(dir, "data"),
+			BrokerAddr:     fmt.Sprintf("127.0.0.1:%d", ports[2*i]),
+			ControllerAddr: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1]),
+			cluster:        c,
+		}
+		c.nodes = append(c.nodes, n)
+		voters = append(voters, fmt.Sprintf("%d@%s", id, n.ControllerAddr))
+	}
+	for _, n := range c.nodes {
+		if err := os.MkdirAll(n.LogDir, 0o755); err != nil {
+			return nil, err
+		}
+		props := serverProperties(n, strings.Join(voters, ","), opts.BrokerConfig)
+		if err := os.WriteFile(n.propertiesPath(), []byte(props), 0o644); err != nil {
+			return nil, err
+		}
+		if n.loggingArg, err = writeLoggingConfig(n.Dir, backendFor(opts.Version), opts.Rolling, opts.LogLevels); err != nil {
+			return nil, err
+		}
+	}
+	c.logf("Kafka %s, cluster %s in %s", opts.Version, c.clusterID, opts.Dir)
+	if err := c.forEachNode(func(n *Node) error { return c.format(ctx, n) }); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			c.Close()
+		}
+	}()
+	if err := c.forEachNode(func(n *Node) error { return n.start() }); err != nil {
+		return nil, err
+	}
+	return c, c.WaitReady(ctx)
+}
+
+// StartT starts a cluster for a test. The cluster is closed when the test
+// ends; its directory is removed unless the test failed or KRE_E2E_KEEP is
+// set, in which case the path is logged.
+func StartT(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	if opts.Logf == nil {
+		opts.Logf = t.Logf
+	}
+	if opts.Dir == "" {
+		dir, err := os.MkdirTemp("", "kafka-e2e-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Dir = dir
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, opts)
+	if err != nil {
+		keep(t, opts.Dir)
+		t.Fatalf("start Kafka %s cluster: %v", opts.Version, err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		keep(t, opts.Dir)
+	})
+	return c
+}
+
+func keep(t testing.TB, dir string) {
+	if t.Failed() || os.Getenv("KRE_E2E_KEEP") != "" {
+		t.Logf("cluster files kept in %s", dir)
+		return
+	}
+	os.RemoveAll(dir)
+}
+
+// Close stops every node (SIGTERM, then SIGKILL after 15s). It is safe to call
+// more than once.
+func (c *Cluster) Close() {
+	_ = c.forEachNode(func(n *Node) error {
+		return n.stop(context.Background(), syscall.SIGTERM, 15*time.Second)
+	})
+}
+
+// Version is the Kafka version the cluster runs.
+func (c *Cluster) Version() string { return c.opts.Version }
+
+// Dir is the cluster's working directory.
+func (c *Cluster) Dir() string { return c.opts.Dir }
+
+// Nodes returns the nodes, ordered by id.
+func (c *Cluster) Nodes() []*Node { return c.nodes }
+
+// Node returns the node with the given broker id (1..3); it panics on an
+// unknown id, which is a bug in the caller.
+func (c *Cluster) Node(id int32) *Node {
+	if id < 1 || int(id) > len(c.nodes) {
+		panic(fmt.Sprintf("harness: no node %d", id))
+	}
+	return c.nodes[id-1]
+}
+
+// Bootstrap lists the PLAINTEXT addresses of the running nodes.
+func (c *Cluster) Bootstrap() []string {
+	var addrs []string
+	for _, n := range c.nodes {
+		if n.Running() {
+			addrs = append(addrs, n.BrokerAddr)
+		}
+	}
+	return addrs
+}
+
+// StopNode shuts a node down gracefully (SIGTERM: controlled shutdown) and
+// waits for the process to exit.
+func (c *Cluster) StopNode(ctx context.Context, id int32) error {
+	c.logf("node %d: stopping (SIGTERM)", id)
+	return c.Node(id).stop(ctx, syscall.SIGTERM, time.Minute)
+}
+
+// KillNode kills a node with SIGKILL (a crash: no controlled shutdown).
+func (c *Cluster) KillNode(ctx context.Context, id int32) error {
+	c.logf("node %d: killing (SIGKILL)", id)
+	return c.Node(id).stop(ctx, syscall.SIGKILL, time.Minute)
+}
+
+// PauseNode freezes a node with SIGSTOP (like a long GC pause: sockets stay
+// open, nothing is answered).
+func (c *Cluster) PauseNode(id int32) error {
+	c.logf("node %d: pausing (SIGSTOP)", id)
+	_, err := c.Node(id).signal(syscall.SIGSTOP)
+	return err
+}
+
+// ResumeNode releases a paused node with SIGCONT.
+func (c *Cluster) ResumeNode(id int32) error {
+	c.logf("node %d: resuming (SIGCONT)", id)
+	_, err := c.Node(id).signal(syscall.SIGCONT)
+	return err
+}
+
+// StartNode restarts a stopped node and waits until the cluster sees it as an
+// unfenced broker again. Runtime logger levels (SetLogLevel) are not kept
+// across a restart, as in Kafka.
+func (c *Cluster) StartNode(ctx context.Context, id int32) error {
+	if err := c.Node(id).start(); err != nil {
+		return err
+	}
+	return c.WaitReady(ctx)
+}
+
+func (c *Cluster) jvmArgs(n *Node) []string {
+	return []string{
+		"-Xmx512m", "-Xms128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Djava.awt.headless=true",
+		"-Dkafka.logs.dir=" + n.LogDir,
+		n.loggingArg,
+		"-cp", filepath.Join(c.libs, "*"),
+	}
+}
+
+// format runs Kafka's StorageTool on a node, as `kafka-storage.sh format`.
+// With a static controller.quorum.voters list the same arguments work on 3.9
+// and 4.x (4.x would otherwise want --standalone or --initial-controllers).
+func (c *Cluster) format(ctx context.Context, n *Node) error {
+	cmd := exec.CommandContext(ctx, c.java, "-Xmx256m", "-XX:TieredStopAtLevel=1",
+		n.loggingArg, "-Dkafka.logs.dir="+n.LogDir,
+		"-cp", filepath.Join(c.libs, "*"),
+		"kafka.tools.StorageTool", "format", "-t", c.clusterID, "-c", n.propertiesPath())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("node %d: StorageTool format: %w\n%s", n.ID, err, tail(string(out), 3000))
+	}
+	return nil
+}
+
+func (c *Cluster) forEachNode(f func(*Node) error) error {
+	errs := make([]error, len(c.nodes))
+	var wg sync.WaitGroup
+	for i, n := range c.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(n)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (c *Cluster) logf(format string, args ...any) { c.opts.Logf(format, args...) }
+
+func findJava() (string, error) {
+	if home := os.Getenv("JAVA_HOME"); home != "" {
+		if p := filepath.Join(home, "bin", "java"); fileExists(p) {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("java")
+	if err != nil {
+		return "", fmt.Errorf("java not found (install a JDK 17+ or set JAVA_HOME): %w", err)
+	}
+	return p, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// randomClusterID makes a Kafka Uuid string: 16 random bytes, URL-safe
+// base64 without padding. Kafka's own generator rejects ids starting with '-'.
+func randomClusterID() (string, error) {
+	for {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		id := base64.RawURLEncoding.EncodeToString(b[:])
+		if !strings.HasPrefix(id, "-") {
+			return id, nil
+		}
+	}
+}
+
+// freePorts asks the kernel for n unused loopback ports. All listeners are
+// opened before any is closed, so the ports are distinct.
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

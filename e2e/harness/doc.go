@@ -1,0 +1,32 @@
+// Package harness runs a real Apache Kafka cluster for end-to-end tests: three
+// combined broker+controller KRaft nodes on loopback, started from the jars of a
+// Maven-resolved Kafka distribution (see e2e/kafka/fetch.sh), logging exactly
+// like a stock installation (server.log, state-change.log, controller.log with
+// Kafka's default pattern), so the logs it produces are the logs users see.
+//
+// It is usable from tests (StartT) and from ordinary programs (Start).
+//
+// The node configuration follows a plain production setup
+// (min.insync.replicas=2, default.replication.factor=3, internal topics with
+// RF 3 / min ISR 2), with these deliberate changes to keep scenarios short and
+// deterministic on a small machine:
+//
+//   - replica.lag.time.max.ms=5000 (default 30000): a paused or stopped
+//     follower leaves the ISR within seconds.
+//   - broker.heartbeat.interval.ms=1000, broker.session.timeout.ms=6000
+//     (defaults 2000/9000): a killed broker is fenced quickly. The session stays
+//     longer than the lag time so that a paused follower is first dropped by
+//     its leader (the replica.lag.time.max.ms path) before the controller
+//     fences it.
+//   - auto.leader.rebalance.enable=false: no preferred-leader election moves
+//     leaders behind a scenario's back.
+//   - auto.create.topics.enable=false: a typo in a test is an error, not a topic.
+//   - offsets/transaction-state topics with 3 partitions (default 50), small
+//     thread pools, group.initial.rebalance.delay.ms=0: less work on 2 cores.
+//   - JVM: -Xmx512m, SerialGC and C1 only (-XX:TieredStopAtLevel=1): three JVMs
+//     start faster and compete less for CPU.
+//
+// Every process runs in its own process group with Pdeathsig=SIGKILL, so no
+// broker outlives the program that started it, even when a test panics or
+// times out.
+package harness

@@ -1,0 +1,222 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Node is one combined broker+controller process.
+type Node struct {
+	ID             int32
+	Dir            string // everything of this node lives below
+	LogDir         string // kafka.logs.dir: server.log, state-change.log, controller.log
+	DataDir        string // log.dirs
+	BrokerAddr     string // host:port of the PLAINTEXT listener
+	ControllerAddr string // host:port of the CONTROLLER listener
+
+	cluster    *Cluster
+	loggingArg string // JVM property naming the logging config
+
+	mu       sync.Mutex
+	proc     *os.Process
+	exited   chan struct{} // closed when proc has been reaped
+	waitErr  error
+	stopping bool // the exit was asked for (StopNode, KillNode, Close)
+	paused   bool // SIGSTOPped by PauseNode
+}
+
+// Paused reports whether the node was frozen by PauseNode and not resumed.
+func (n *Node) Paused() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.paused && n.proc != nil
+}
+
+func (n *Node) stoppedOnPurpose() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.stopping
+}
+
+// Running reports whether the node's process is alive (paused counts as alive).
+func (n *Node) Running() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.proc == nil {
+		return false
+	}
+	select {
+	case <-n.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// PID is the JVM's process id, 0 when not running.
+func (n *Node) PID() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.proc == nil {
+		return 0
+	}
+	return n.proc.Pid
+}
+
+func (n *Node) propertiesPath() string { return filepath.Join(n.Dir, "server.properties") }
+
+// start launches the JVM. It does not wait for the broker to be ready.
+func (n *Node) start() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.proc != nil {
+		select {
+		case <-n.exited:
+		default:
+			return fmt.Errorf("node %d: already running", n.ID)
+		}
+	}
+	c := n.cluster
+	console, err := os.OpenFile(filepath.Join(n.Dir, "console.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer console.Close() // the child keeps its own copy
+	args := append(c.jvmArgs(n), "kafka.Kafka", n.propertiesPath())
+	cmd := exec.Command(c.java, args...)
+	cmd.Dir = n.Dir
+	cmd.Stdout, cmd.Stderr = console, console
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("node %d: %w", n.ID, err)
+	}
+	n.proc = cmd.Process
+	n.stopping, n.paused = false, false
+	exited := make(chan struct{})
+	n.exited = exited
+	go func() {
+		err := cmd.Wait()
+		n.mu.Lock()
+		n.waitErr = err
+		n.mu.Unlock()
+		close(exited)
+	}()
+	c.logf("node %d: started pid %d (broker %s, controller %s)", n.ID, cmd.Process.Pid, n.BrokerAddr, n.ControllerAddr)
+	return nil
+}
+
+// signal sends sig to the node's process group.
+func (n *Node) signal(sig syscall.Signal) (<-chan struct{}, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.proc == nil {
+		return nil, fmt.Errorf("node %d: not started", n.ID)
+	}
+	if err := syscall.Kill(-n.proc.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return nil, fmt.Errorf("node %d: %v: %w", n.ID, sig, err)
+	}
+	switch sig {
+	case syscall.SIGSTOP:
+		n.paused = true
+	case syscall.SIGCONT:
+		n.paused = false
+	}
+	return n.exited, nil
+}
+
+// stop sends sig and waits for the exit; after timeout it escalates to SIGKILL.
+func (n *Node) stop(ctx context.Context, sig syscall.Signal, timeout time.Duration) error {
+	if !n.Running() {
+		return nil
+	}
+	n.mu.Lock()
+	n.stopping = true
+	n.mu.Unlock()
+	exited, err := n.signal(sig)
+	if err != nil {
+		return err
+	}
+	if sig == syscall.SIGTERM {
+		// A paused JVM cannot act on SIGTERM.
+		_, _ = n.signal(syscall.SIGCONT)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-exited:
+		return nil
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	n.cluster.logf("node %d: no exit after %v, killing", n.ID, timeout)
+	if _, err := n.signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	<-exited
+	return nil
+}
+
+// consoleTail returns the end of the node's stdout/stderr, for error messages.
+func (n *Node) consoleTail() string {
+	b, _ := os.ReadFile(filepath.Join(n.Dir, "console.log"))
+	return tail(string(b), 3000)
+}
+
+// LogFiles returns the files of one log (e.g. "server.log"), rolled ones
+// first, oldest to newest, the live file last — the order in which to feed
+// them to a reader. It knows both naming schemes: hourly (.yyyy-MM-dd-HH,
+// lexical = chronological) and size-based (.N; log4j2 here counts up, so a
+// higher index is newer; log4j 1.2 shifts, so .1 is the newest).
+func (n *Node) LogFiles(name string) ([]string, error) {
+	rolled, err := filepath.Glob(filepath.Join(n.LogDir, name+".*"))
+	if err != nil {
+		return nil, err
+	}
+	type file struct {
+		path  string
+		index int
+		date  bool
+	}
+	files := make([]file, 0, len(rolled))
+	for _, p := range rolled {
+		suffix := strings.TrimPrefix(filepath.Base(p), name+".")
+		if i, err := strconv.Atoi(suffix); err == nil {
+			files = append(files, file{path: p, index: i})
+		} else {
+			files = append(files, file{path: p, date: true})
+		}
+	}
+	newestFirst := backendFor(n.cluster.opts.Version) == reload4j
+	sort.Slice(files, func(i, j int) bool {
+		a, b := files[i], files[j]
+		if a.date != b.date {
+			return a.date // dated files come from an earlier, hourly configuration
+		}
+		if a.date {
+			return a.path < b.path
+		}
+		if newestFirst {
+			return a.index > b.index
+		}
+		return a.index < b.index
+	})
+	out := make([]string, 0, len(files)+1)
+	for _, f := range files {
+		out = append(out, f.path)
+	}
+	live := filepath.Join(n.LogDir, name)
+	if _, err := os.Stat(live); err == nil {
+		out = append(out, live)
+	}
+	return out, nil
+}
