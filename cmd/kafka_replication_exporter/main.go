@@ -74,9 +74,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	switch cmd {
 	case verifyCmd.FullCommand():
-		return cmdVerify(*verifyFiles, *verifyFormat, loc, stdin, stdout, stderr)
+		return cmdVerify(stdinArgs(*verifyFiles), *verifyFormat, loc, stdin, stdout, stderr)
 	case eventsCmd.FullCommand():
-		files := *eventsFiles
+		files := stdinArgs(*eventsFiles)
 		if len(files) == 0 {
 			files = []string{"-"}
 		}
@@ -104,4 +104,15 @@ func cmdVerify(files []string, format string, loc *time.Location, stdin io.Reade
 		return exitViolation
 	}
 	return exitOK
+}
+
+// stdinArgs restores "-" (stdin): kingpin's lexer hands a lone "-" argument over
+// as an empty string.
+func stdinArgs(files []string) []string {
+	for i, f := range files {
+		if f == "" {
+			files[i] = "-"
+		}
+	}
+	return files
 }

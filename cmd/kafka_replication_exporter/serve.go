@@ -93,6 +93,7 @@ func (s *serveCommand) topicFilter() (func(string) bool, error) {
 }
 
 func (s *serveCommand) validate() (func(string) bool, error) {
+	*s.logFiles = stdinArgs(*s.logFiles)
 	filter, err := s.topicFilter()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the program in-process and returns its exit code and output.
+func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func verifyJSON(t *testing.T, args ...string) (int, verifyReport) {
+	t.Helper()
+	code, out, errOut := runCLI(t, "", append([]string{"verify", "--format=json"}, args...)...)
+	var rep verifyReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("want JSON on stdout, got %q (stderr %q): %v", out, errOut, err)
+	}
+	return code, rep
+}
+
+func invariant(rep verifyReport, name string) invariantReport {
+	for _, ir := range rep.Invariants {
+		if ir.Name == name {
+			return ir
+		}
+	}
+	return invariantReport{}
+}
+
+// genlogManifest runs the seed's log generator (shared/bench/genlog.py, next to
+// the repository) and returns the log and the counts it injected.
+func genlogManifest(t *testing.T, lines, seed string) (string, map[string]int64) {
+	t.Helper()
+	script, _ := filepath.Abs("../../../shared/bench/genlog.py")
+	if _, err := os.Stat(script); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("want %s (shared/ beside the clone): %v", script, err)
+		}
+		t.Skipf("genlog.py not found at %s", script)
+	}
+	dir := t.TempDir()
+	logPath, manPath := filepath.Join(dir, "g.log"), filepath.Join(dir, "m.json")
+	cmd := exec.Command("python3", script, "--lines", lines, "--seed", seed, "--out", logPath, "--manifest", manPath)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("genlog.py: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(manPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]int64
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return logPath, m
+}
+
+// The acceptance test of the foundation issue: verify reports exactly the counts
+// genlog.py injected — the numbers the seed's script prints, plus the new invariants.
+func TestVerifyMatchesGenlogManifest(t *testing.T) {
+	logPath, m := genlogManifest(t, "200000", "7")
+	code, rep := verifyJSON(t, logPath)
+	if code != exitViolation {
+		t.Errorf("want exit %d (the manifest injects violations), got %d", exitViolation, code)
+	}
+	checks := []struct {
+		what string
+		want int64
+		got  int64
+	}{
+		{"hw_updates (events)", m["hw_updates"], rep.Events["hw_update"]},
+		{"hw_updates (checked)", m["hw_updates"], invariant(rep, "hw_monotonic").Checked},
+		{"hw_violations", m["hw_violations"], invariant(rep, "hw_monotonic").Violations},
+		{"isr_updates (events)", m["isr_updates"], rep.Events["isr_update"]},
+		{"isr_updates (versioned)", m["isr_updates"], invariant(rep, "isr_change_versioned").Checked},
+		{"version_violations", m["version_violations"], invariant(rep, "partition_epoch_monotonic").Violations},
+		{"minisr_rejections (events)", m["minisr_rejections"], rep.Events["produce_rejected_min_isr"]},
+		{"minisr_rejections (checked)", m["minisr_rejections"], invariant(rep, "min_isr_enforced").Checked},
+		{"minisr_violations", m["minisr_violations"], invariant(rep, "min_isr_enforced").Violations},
+		{"complete_acks", m["complete_acks"], invariant(rep, "isr_acks_complete").Checked},
+		{"lines", m["lines"], rep.Lines},
+	}
+	for _, c := range checks {
+		if c.want != c.got {
+			t.Errorf("%s: want %d, got %d", c.what, c.want, c.got)
+		}
+	}
+	for name, status := range map[string]string{
+		"hw_monotonic": statusFailed, "isr_change_versioned": statusPassed, "partition_epoch_monotonic": statusFailed,
+		"min_isr_enforced": statusFailed, "isr_acks_complete": statusPassed, "no_truncation_below_hw": statusPassed,
+		"no_unclean_election": statusSkipped, "hw_stall_under_min_isr": statusSkipped,
+	} {
+		if got := invariant(rep, name).Status; got != status {
+			t.Errorf("%s: want %s, got %s", name, status, got)
+		}
+	}
+	if ex := invariant(rep, "hw_monotonic").Examples; len(ex) == 0 || !strings.Contains(ex[0].Text, "High watermark updated") {
+		t.Errorf("want the violating HW line quoted, got %+v", ex)
+	}
+}
+
+func TestVerifyTextReportsLikeTheSeed(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "server.log")
+	os.WriteFile(p, []byte(strings.Join([]string{
+		"[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=88, segment=[16:76938]) to (offset=89, segment=[16:78032]) (kafka.cluster.Partition)",
+		"[2025-10-16 15:57:12,624] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=89, segment=[16:78032]) to (offset=80, segment=[16:79126]) (kafka.cluster.Partition)",
+	}, "\n")+"\n"), 0o644)
+	code, out, _ := runCLI(t, "", "verify", p)
+	if code != exitViolation {
+		t.Errorf("want exit 1, got %d", code)
+	}
+	for _, want := range []string{"VIOLATION: HW decreased from 89 to 80", p + ":2: ", "FAILED: 1 violations in 2 checks", "SKIPPED: no ISR ack traces found"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in the text report, got:\n%s", want, out)
+		}
+	}
+}
+
+func TestVerifyPassingLogExitsZero(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "server.log")
+	os.WriteFile(p, []byte("[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=88, segment=[16:76938]) to (offset=89, segment=[16:78032]) (kafka.cluster.Partition)\n"), 0o644)
+	if code, _ := verifyJSON(t, p); code != exitOK {
+		t.Errorf("want exit 0, got %d", code)
+	}
+}
+
+// Rotated files are read oldest first, so a sequence split by log4j's hourly roll
+// is one sequence again; .gz files are read transparently.
+func TestVerifyRotatedFilesInTimeOrder(t *testing.T) {
+	dir := t.TempDir()
+	hw := func(from, to string) string {
+		return "[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=" + from + ", segment=[1:1]) to (offset=" + to + ", segment=[1:2]) (kafka.cluster.Partition)\n"
+	}
+	os.WriteFile(filepath.Join(dir, "server.log.2025-10-16-14"), []byte(hw("1", "2")), 0o644)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(hw("2", "3")))
+	zw.Close()
+	os.WriteFile(filepath.Join(dir, "server.log.2025-10-16-15.gz"), gz.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, "server.log"), []byte(hw("3", "4")), 0o644)
+	// Named out of order on purpose.
+	code, rep := verifyJSON(t, filepath.Join(dir, "server.log"), filepath.Join(dir, "server.log.2025-10-16-15.gz"), filepath.Join(dir, "server.log.2025-10-16-14"))
+	if code != exitOK || invariant(rep, "hw_monotonic").Checked != 3 {
+		t.Errorf("want 3 HW updates passing in order, got exit %d, %+v", code, invariant(rep, "hw_monotonic"))
+	}
+}
+
+func TestOrderInputs(t *testing.T) {
+	got := orderInputs([]string{"a/server.log", "a/state-change.log", "a/server.log.2025-10-16-15", "a/server.log.2025-10-16-09", "b/x.log.1", "b/x.log.2", "b/x.log"})
+	want := []string{"a/server.log.2025-10-16-09", "a/server.log.2025-10-16-15", "a/server.log", "a/state-change.log", "b/x.log.2", "b/x.log.1", "b/x.log"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("want %v, got %v", want, got)
+	}
+}
+
+func TestVerifyBadInput(t *testing.T) {
+	dir := t.TempDir()
+	junk := make([]byte, 1<<20)
+	rand.New(rand.NewSource(1)).Read(junk)
+	os.WriteFile(filepath.Join(dir, "junk.log"), junk, 0o644)
+	big := bytes.Repeat([]byte("x"), 50<<20)
+	os.WriteFile(filepath.Join(dir, "oneline.log"), big, 0o644)
+
+	t.Run("directory", func(t *testing.T) {
+		code, _, errOut := runCLI(t, "", "verify", dir)
+		if code != exitUsage || !strings.Contains(errOut, "is a directory") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("want exit 2 and one clear line, got %d %q", code, errOut)
+		}
+	})
+	t.Run("missing file", func(t *testing.T) {
+		code, _, errOut := runCLI(t, "", "verify", filepath.Join(dir, "nope.log"))
+		if code != exitUsage || !strings.Contains(errOut, "no such file") {
+			t.Errorf("want exit 2 naming the file, got %d %q", code, errOut)
+		}
+	})
+	t.Run("binary junk is counted, not fatal", func(t *testing.T) {
+		code, rep := verifyJSON(t, filepath.Join(dir, "junk.log"))
+		if code != exitOK || rep.Lines == 0 || rep.MalformedLines == 0 {
+			t.Errorf("want exit 0 with malformed lines counted, got %d lines=%d malformed=%d", code, rep.Lines, rep.MalformedLines)
+		}
+	})
+	t.Run("50 MB single line", func(t *testing.T) {
+		code, rep := verifyJSON(t, filepath.Join(dir, "oneline.log"))
+		if code != exitOK || rep.Lines != 1 || rep.MalformedLines == 0 {
+			t.Errorf("want exit 0, 1 line counted malformed, got %d lines=%d malformed=%d", code, rep.Lines, rep.MalformedLines)
+		}
+	})
+	t.Run("stdin", func(t *testing.T) {
+		code, out, _ := runCLI(t, "[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=1, segment=[1:1]) to (offset=2, segment=[1:2]) (kafka.cluster.Partition)\n", "verify", "--format=json", "-")
+		if code != exitOK || !strings.Contains(out, `"hw_update":1`) {
+			t.Errorf("want one HW update from stdin, got %d %s", code, out)
+		}
+	})
+}
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"verify"},
+		{"--no-such-flag"},
+		{"verify", "--format=xml", "x"},
+		{"--log.timezone=Mars/Olympus", "verify", "x"},
+		{"serve"}, // nothing to follow and no Kafka
+		{"serve", "--log.file=x", "--collector.topic-include=("},
+	} {
+		code, out, errOut := runCLI(t, "", args...)
+		if code != exitUsage {
+			t.Errorf("%v: want exit 2, got %d (stdout %q)", args, code, out)
+		}
+		if n := strings.Count(strings.TrimSpace(errOut), "\n"); errOut == "" || n != 0 {
+			t.Errorf("%v: want one clear line on stderr, got %q", args, errOut)
+		}
+	}
+}
+
+func TestEventsPrintsJSONLines(t *testing.T) {
+	code, out, _ := runCLI(t, "[2025-10-16 15:57:12,614] DEBUG [Partition orders-eu-3 broker=1] High watermark updated from (offset=1, segment=[1:1]) to (offset=2, segment=[1:2]) (kafka.cluster.Partition)\nnot a kafka line\n", "events")
+	if code != exitOK {
+		t.Fatalf("want exit 0, got %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("want 1 event, got %q", out)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &ev); err != nil {
+		t.Fatalf("want JSON, got %q: %v", lines[0], err)
+	}
+	if ev["type"] != "hw_update" || ev["topic"] != "orders-eu" || ev["partition"] != float64(3) || ev["to"] != float64(2) {
+		t.Errorf("want hw_update orders-eu/3 to 2, got %v", ev)
+	}
+}
