@@ -200,10 +200,11 @@ func splitLogger(h *header) {
 		fallthrough
 	case layoutDefault:
 		// "… (logger)"
+		// Logger names hold no '(', so the last '(' opens the suffix.
 		if len(m) > 0 && m[len(m)-1] == ')' {
-			if i := bytes.LastIndex(m, []byte(" (")); i >= 0 && isLoggerName(m[i+2:len(m)-1]) {
-				h.logger = m[i+2 : len(m)-1]
-				m = m[:i]
+			if i := bytes.LastIndexByte(m, '('); i > 0 && m[i-1] == ' ' && isLoggerName(m[i+1:len(m)-1]) {
+				h.logger = m[i+1 : len(m)-1]
+				m = m[:i-1]
 			}
 		}
 	case layoutSpring:

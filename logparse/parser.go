@@ -15,6 +15,7 @@ type Parser struct {
 	loc    *time.Location
 	ts     tsCache
 	strs   map[string]string
+	last   [2]string // most recently interned strings
 	isr    []int32
 	fromTo []int32 // FromISR and ToISR share one backing array
 	oos    []ReplicaOffset
@@ -190,13 +191,22 @@ func (p *Parser) intern(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	if s, ok := p.strs[string(b)]; ok {
-		return s
+	// Consecutive lines mostly name the same topic and logger: two compares
+	// are cheaper than a map lookup.
+	if string(b) == p.last[0] {
+		return p.last[0]
 	}
-	s := string(b)
-	if len(p.strs) < maxInterned {
-		p.strs[s] = s
+	if string(b) == p.last[1] {
+		return p.last[1]
 	}
+	s, ok := p.strs[string(b)]
+	if !ok {
+		s = string(b)
+		if len(p.strs) < maxInterned {
+			p.strs[s] = s
+		}
+	}
+	p.last[1], p.last[0] = p.last[0], s
 	return s
 }
 

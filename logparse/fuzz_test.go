@@ -1,0 +1,77 @@
+package logparse
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzParse: any record, however mangled, parses or is "not ours" — never a
+// panic — and any event it yields encodes to valid JSON.
+func FuzzParse(f *testing.F) {
+	for _, tc := range parseCases {
+		f.Add([]byte(tc.in), []byte(tc.cont))
+	}
+	f.Add([]byte("[2025-10-16 15:57:12,614] DEBUG [Partition t-99999999999999999999 broker=1] High watermark updated from (offset=99999999999999999999"), []byte(nil))
+	f.Add([]byte("[9999-99-99 99:99:99,999] INFO [Partition t-0 broker=-2147483649] Shrinking ISR from ,,, to -"), []byte("\xff\xfe"))
+	f.Add([]byte("2025-02-03T08:15:00.123+99:99  INFO 1 --- [x] kafka.cluster.Partition : [Partition \xff-0 broker=0] ISR updated to "), []byte(nil))
+	f.Add([]byte("[t] ERROR kafka.server.ReplicaManager - [ReplicaManager broker=1] Error processing append operation on partition :-0"),
+		[]byte(notEnoughReplicas+"The size of the current ISR : x"))
+	p := NewParser(time.UTC)
+	f.Fuzz(func(t *testing.T, first, cont []byte) {
+		ev, ok := p.Parse(Record{First: first, Cont: cont, Line: 1, Lines: 1})
+		if !ok {
+			return
+		}
+		if ev.Type == TypeNone || ev.Type >= numTypes {
+			t.Fatalf("want a real type, got %d", ev.Type)
+		}
+		if out := AppendJSON(nil, &ev); !json.Valid(out) {
+			t.Fatalf("invalid JSON: %s", out)
+		}
+	})
+}
+
+// FuzzSplitter: any byte stream splits into bounded records with increasing
+// line numbers, and every physical line is accounted for.
+func FuzzSplitter(f *testing.F) {
+	f.Add([]byte(strings.Join([]string{h1, ex, "", h2, "\tat x"}, "\n")))
+	f.Add([]byte("2024-03-02T11:04:10.311Z stdout P " + h1[:40] + "\n2024-03-02T11:04:10.311Z stdout F " + h1[40:] + "\n"))
+	f.Add([]byte("kafka-1 | " + h1 + "\nkafka-1 | " + ex + "\r\n\x00\x00\n"))
+	f.Add([]byte("2019-04-11T12:32:24.676797004Z " + h2 + "\n" + strings.Repeat("x", 100<<10) + "\n" + h1))
+	f.Add([]byte("\xff\xfe\xfd\n[\n[]\n[2025-\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, p := NewSplitter(), NewParser(time.UTC)
+		lastLine, lines := 0, 0
+		check := func(r Record) {
+			if len(r.First) > MaxLineBytes || len(r.Cont) > MaxContBytes {
+				t.Fatalf("record over bounds: first %d, cont %d", len(r.First), len(r.Cont))
+			}
+			if r.Line <= lastLine || r.Lines < 1 {
+				t.Fatalf("want line > %d and lines ≥ 1, got line %d lines %d", lastLine, r.Line, r.Lines)
+			}
+			lastLine = r.Line
+			lines += r.Lines
+			if ev, ok := p.Parse(r); ok && !json.Valid(AppendJSON(nil, &ev)) {
+				t.Fatalf("invalid JSON for %q", r.First)
+			}
+		}
+		physical := 0
+		for l := range bytes.SplitSeq(data, []byte("\n")) {
+			physical++
+			if r, ok := s.Push(l); ok {
+				check(r)
+			}
+		}
+		if r, ok := s.Flush(); ok {
+			check(r)
+		}
+		// Every pushed line is in at most one record, and counted malformed
+		// at most once (a cut line is both kept and counted).
+		if lines > physical || s.Malformed() > int64(physical) {
+			t.Fatalf("accounted %d lines in records and %d malformed for %d pushed", lines, s.Malformed(), physical)
+		}
+	})
+}
