@@ -1,0 +1,91 @@
+package dashboards
+
+import (
+	"fmt"
+
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+)
+
+// partitionSel selects the chosen partitions of one topic on every broker:
+// admin series follow the leader from sidecar to sidecar, so the panels merge
+// them with max by (partition) instead of filtering on instance.
+var partitionSel = join(clusterMatcher, topicMatcher, partitionMatcher)
+
+// Topic is "Kafka / Replication / Topic": the per-partition drill-down the
+// overview's partition table links to.
+func Topic() *dashboard.DashboardBuilder {
+	perPartition := func(metric string) string {
+		return fmt.Sprintf(`max by (partition) (%s{%s})`, metric, partitionSel)
+	}
+	return withDefaults(dashboard.NewDashboardBuilder("Kafka / Replication / Topic").
+		Uid("kafka-replication-topic").
+		Description("Per-partition replication state of one Kafka topic from kafka_replication_exporter.")).
+		WithVariable(datasourceVariable()).
+		WithVariable(clusterVariable()).
+		WithVariable(topicVariable(false)).
+		WithVariable(partitionVariable()).
+		Link(dashboard.NewDashboardLinkBuilder("Overview").
+			Type(dashboard.DashboardLinkTypeDashboards).
+			Tags([]string{"kafka-replication"}).
+			AsDropdown(true).
+			IncludeVars(true).
+			KeepTime(true)).
+		WithPanel(partitionTable("Partitions",
+			"Current state of each partition. Min ISR is the effective value, min(min.insync.replicas, replication factor); LEO − HW is what consumers cannot read yet.",
+			10, "partition",
+			column{"Leader", perPartition("kafka_replication_partition_leader")},
+			column{"Leader epoch", perPartition("kafka_replication_partition_leader_epoch")},
+			column{"Replicas", perPartition("kafka_replication_partition_replicas")},
+			column{"ISR", perPartition("kafka_replication_partition_in_sync_replicas")},
+			column{"Min ISR", perPartition("kafka_replication_partition_min_insync_replicas")},
+			column{"High watermark", perPartition("kafka_replication_partition_high_watermark")},
+			column{"Log end offset", perPartition("kafka_replication_partition_log_end_offset")},
+			column{"LEO − HW", fmt.Sprintf(`max by (partition) (kafka_replication_partition_log_end_offset{%[1]s} - kafka_replication_partition_high_watermark{%[1]s})`, partitionSel)},
+		)).
+		WithRow(dashboard.NewRowBuilder("In-sync replicas")).
+		WithPanel(steps("ISR size",
+			"In-sync replicas per partition; the dashed line is the effective min ISR.",
+			"short", 12, 8,
+			query(perPartition("kafka_replication_partition_in_sync_replicas"), "ISR p{{partition}}"),
+			query(fmt.Sprintf(`min(kafka_replication_partition_min_insync_replicas{%s})`, partitionSel), "min ISR"),
+		).OverrideByName("min ISR", []dashboard.DynamicConfigValue{
+			{Id: "custom.lineStyle", Value: map[string]any{"fill": "dash", "dash": []int{10, 10}}},
+			{Id: "color", Value: map[string]any{"mode": "fixed", "fixedColor": "red"}},
+		})).
+		WithPanel(timeSeries("Follower lag",
+			"Offsets each follower is behind the leader, per partition and replica.",
+			"short", 12, 8,
+			query(fmt.Sprintf(`max by (partition, replica) (kafka_replication_partition_replica_lag{%s})`, partitionSel), "p{{partition}} replica {{replica}}"),
+		)).
+		WithPanel(timeSeries("ISR shrinks and expands",
+			"ISR changes logged by the leaders of this topic; shrinks drawn below the axis.",
+			"ops", 24, 8,
+			query(fmt.Sprintf(`-sum by (partition) (rate(kafka_replication_partition_isr_shrinks_total{%s}[$__rate_interval]))`, partitionSel), "shrinks p{{partition}}"),
+			query(fmt.Sprintf(`sum by (partition) (rate(kafka_replication_partition_isr_expands_total{%s}[$__rate_interval]))`, partitionSel), "expands p{{partition}}"),
+		)).
+		WithRow(dashboard.NewRowBuilder("High watermark and leadership")).
+		WithPanel(timeSeries("High watermark and log end offset",
+			"Offsets per partition: consumers read up to the HW; a flat HW under a rising LEO is a stall.",
+			"short", 12, 8,
+			query(perPartition("kafka_replication_partition_high_watermark"), "HW p{{partition}}"),
+			query(perPartition("kafka_replication_partition_log_end_offset"), "LEO p{{partition}}"),
+		).Decimals(0)).
+		WithPanel(timeline("Leader",
+			"Broker id leading each partition; -1 is offline.",
+			12, 8,
+			query(perPartition("kafka_replication_partition_leader"), "p{{partition}}"),
+		)).
+		WithRow(dashboard.NewRowBuilder("Rejections and data-loss evidence")).
+		WithPanel(timeSeries("NotEnoughReplicas rejections/s",
+			"acks=all appends to this topic rejected because the ISR is below min.insync.replicas.",
+			"ops", 12, 8,
+			query(fmt.Sprintf(`sum by (partition) (rate(kafka_replication_partition_produce_not_enough_replicas_total{%s}[$__rate_interval]))`, partitionSel), "p{{partition}}"),
+		)).
+		WithPanel(bars("HW regressions, truncations below HW, unclean elections",
+			"Events that mean committed records were lost or un-committed. Each should be zero.",
+			12, 8,
+			query(fmt.Sprintf(`sum by (partition) (increase(kafka_replication_partition_high_watermark_regressions_total{%s}[$__rate_interval]))`, partitionSel), "HW regression p{{partition}}"),
+			query(fmt.Sprintf(`sum by (partition) (increase(kafka_replication_partition_truncations_below_high_watermark_total{%s}[$__rate_interval]))`, partitionSel), "truncation below HW p{{partition}}"),
+			query(fmt.Sprintf(`max by (partition) (increase(kafka_replication_partition_unclean_leader_elections_total{%s}[$__rate_interval]))`, partitionSel), "unclean election p{{partition}}"),
+		))
+}
