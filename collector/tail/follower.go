@@ -180,14 +180,16 @@ func (f *Follower) Poll(deliver func(line []byte)) error {
 		return f.pollPipe(deliver)
 	}
 	for {
-		if f.cur == nil {
-			if len(f.backlog) > 0 {
-				f.advance()
-			} else {
-				if err := f.openLive(); err != nil || f.cur == nil {
-					return err
-				}
+		if f.cur == nil && len(f.backlog) == 0 {
+			if err := f.openLive(); err != nil {
+				return err
 			}
+		}
+		if f.cur == nil {
+			if len(f.backlog) == 0 {
+				return nil // waiting for the file to appear
+			}
+			f.advance()
 		}
 		if f.curLive {
 			if err := f.checkTruncation(); err != nil {

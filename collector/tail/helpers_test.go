@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -194,3 +195,5 @@ func mustPoll(t testing.TB, f *Follower, deliver func([]byte)) {
 		t.Fatalf("Poll: %v", err)
 	}
 }
+
+func slicesSort(s []string) { slices.SortFunc(s, naturalCompare) }
