@@ -23,6 +23,10 @@ func TestReplication(t *testing.T) {
 				run  func(context.Context, *testing.T, *harness.Cluster)
 			}{
 				{"baseline", testBaseline},
+				{"isr_shrink_expand", testISRShrinkExpand},
+				{"under_min_isr", testUnderMinISR},
+				{"leader_failover", testLeaderFailover},
+				{"slow_follower", testSlowFollower},
 			}
 			for _, s := range scenarios {
 				t.Run(s.name, func(t *testing.T) {

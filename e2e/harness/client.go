@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,32 +104,70 @@ type PartitionState struct {
 	Offline     []int32
 }
 
-// Partition describes one partition through a fresh Metadata request.
+// metadata asks the running, unpaused nodes in turn for a Metadata response.
+// Going to a node directly, rather than to sarama's "controller" (a random
+// broker in KRaft, possibly a paused one), keeps each poll short.
+func (c *Cluster) metadata(topics ...string) (*sarama.MetadataResponse, error) {
+	cfg := saramaConfig()
+	var errs []error
+	for _, addr := range c.Bootstrap() {
+		broker := sarama.NewBroker(addr)
+		if err := broker.Open(cfg); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		md, err := broker.GetMetadata(sarama.NewMetadataRequest(cfg.Version, topics))
+		broker.Close()
+		if err == nil {
+			return md, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+	}
+	return nil, fmt.Errorf("metadata: %w", errors.Join(errs...))
+}
+
+// Partition describes one partition as the first reachable node sees it.
 func (c *Cluster) Partition(topic string, partition int32) (PartitionState, error) {
-	var st PartitionState
-	err := c.withAdmin(func(a sarama.ClusterAdmin) error {
-		md, err := a.DescribeTopics([]string{topic})
-		if err != nil {
-			return err
+	md, err := c.metadata(topic)
+	if err != nil {
+		return PartitionState{}, err
+	}
+	for _, tm := range md.Topics {
+		if tm.Name != topic {
+			continue
 		}
-		for _, tm := range md {
-			if tm.Err != sarama.ErrNoError {
-				return tm.Err
-			}
-			for _, pm := range tm.Partitions {
-				if pm.ID != partition {
-					continue
-				}
-				if pm.Err != sarama.ErrNoError && pm.Err != sarama.ErrLeaderNotAvailable && pm.Err != sarama.ErrReplicaNotAvailable {
-					return pm.Err
-				}
-				st = PartitionState{Leader: pm.Leader, LeaderEpoch: pm.LeaderEpoch, Replicas: pm.Replicas, ISR: pm.Isr, Offline: pm.OfflineReplicas}
-				return nil
-			}
+		if tm.Err != sarama.ErrNoError {
+			return PartitionState{}, fmt.Errorf("topic %s: %w", topic, tm.Err)
 		}
-		return fmt.Errorf("partition %s-%d not in metadata", topic, partition)
-	})
-	return st, err
+		for _, pm := range tm.Partitions {
+			if pm.ID != partition {
+				continue
+			}
+			switch pm.Err {
+			case sarama.ErrNoError, sarama.ErrLeaderNotAvailable, sarama.ErrReplicaNotAvailable:
+			default:
+				return PartitionState{}, fmt.Errorf("%s-%d: %w", topic, partition, pm.Err)
+			}
+			return PartitionState{Leader: pm.Leader, LeaderEpoch: pm.LeaderEpoch,
+				Replicas: pm.Replicas, ISR: pm.Isr, Offline: pm.OfflineReplicas}, nil
+		}
+	}
+	return PartitionState{}, fmt.Errorf("partition %s-%d not in metadata", topic, partition)
+}
+
+// Brokers lists the ids of the brokers in the metadata (registered and
+// unfenced), sorted.
+func (c *Cluster) Brokers() ([]int32, error) {
+	md, err := c.metadata()
+	if err != nil {
+		return nil, err
+	}
+	var ids []int32
+	for _, b := range md.Brokers {
+		ids = append(ids, b.ID())
+	}
+	slices.Sort(ids)
+	return ids, nil
 }
 
 // SetLogLevel changes a logger's level on one broker at runtime

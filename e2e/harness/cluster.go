@@ -179,11 +179,11 @@ func (c *Cluster) Node(id int32) *Node {
 	return c.nodes[id-1]
 }
 
-// Bootstrap lists the PLAINTEXT addresses of the running nodes.
+// Bootstrap lists the PLAINTEXT addresses of the running, unpaused nodes.
 func (c *Cluster) Bootstrap() []string {
 	var addrs []string
 	for _, n := range c.nodes {
-		if n.Running() {
+		if n.Running() && !n.Paused() {
 			addrs = append(addrs, n.BrokerAddr)
 		}
 	}

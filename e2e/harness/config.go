@@ -32,7 +32,7 @@ func serverProperties(n *Node, voters string, extra map[string]string) string {
 		"group.initial.rebalance.delay.ms":         "0",
 		"replica.lag.time.max.ms":                  "5000",
 		"broker.heartbeat.interval.ms":             "1000",
-		"broker.session.timeout.ms":                "6000",
+		"broker.session.timeout.ms":                "8000",
 		"auto.leader.rebalance.enable":             "false",
 		"auto.create.topics.enable":                "false",
 		"num.network.threads":                      "2",

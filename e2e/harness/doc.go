@@ -13,11 +13,11 @@
 //
 //   - replica.lag.time.max.ms=5000 (default 30000): a paused or stopped
 //     follower leaves the ISR within seconds.
-//   - broker.heartbeat.interval.ms=1000, broker.session.timeout.ms=6000
-//     (defaults 2000/9000): a killed broker is fenced quickly. The session stays
+//   - broker.heartbeat.interval.ms=1000, broker.session.timeout.ms=8000
+//     (defaults 2000/9000): a killed broker is fenced sooner. The session stays
 //     longer than the lag time so that a paused follower is first dropped by
-//     its leader (the replica.lag.time.max.ms path) before the controller
-//     fences it.
+//     its leader (the lag check runs every replica.lag.time.max.ms/2, so the
+//     shrink comes 5–7.5 s after the pause) before the controller fences it.
 //   - auto.leader.rebalance.enable=false: no preferred-leader election moves
 //     leaders behind a scenario's back.
 //   - auto.create.topics.enable=false: a typo in a test is an error, not a topic.

@@ -83,20 +83,10 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 		}
 	}
 	return c.poll(ctx, fmt.Sprintf("brokers %v", want), func() (bool, error) {
-		admin, err := c.Admin()
+		got, err := c.Brokers()
 		if err != nil {
 			return false, err
 		}
-		defer admin.Close()
-		brokers, _, err := admin.DescribeCluster()
-		if err != nil {
-			return false, err
-		}
-		var got []int32
-		for _, b := range brokers {
-			got = append(got, b.ID())
-		}
-		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			return false, fmt.Errorf("brokers are %v", got)
 		}

@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"testing"
+
+	"github.com/IBM/sarama"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
+)
+
+// testUnderMinISR stops nodes 2 and 3 so that leader 1 is alone in the ISR,
+// and runs scenarios 3 and 4 in that one window:
+//   - scenario 3: acks=all is rejected with NOT_ENOUGH_REPLICAS and the leader
+//     logs the rejection;
+//   - scenario 4 (KAFKA-15583): acks=1 is accepted, the leader's log end
+//     offset grows, but on Kafka ≥4.1 (ELR on by default) the high watermark
+//     stays put and, at TRACE, the leader says why.
+func testUnderMinISR(ctx context.Context, t *testing.T, c *harness.Cluster) {
+	const rejected, stalled = "min-isr", "hw-stall"
+	for _, topic := range []string{rejected, stalled} {
+		must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}},
+			Configs: map[string]string{"min.insync.replicas": "2"}}))
+		produceOK(ctx, t, c, topic, 10, sarama.WaitForAll)
+	}
+	must(t, c.SetLogLevel(ctx, 1, "kafka.cluster.Partition", "TRACE"))
+
+	must(t, c.StopNode(ctx, 3))
+	must(t, c.StopNode(ctx, 2))
+	for _, topic := range []string{rejected, stalled} {
+		_, err := c.WaitISR(ctx, topic, 0, 1)
+		must(t, err)
+	}
+
+	t.Run("acks_all_rejected", func(t *testing.T) {
+		res, err := c.Produce(ctx, rejected, 0, 5, sarama.WaitForAll)
+		must(t, err)
+		if n := res.Count(sarama.ErrNotEnoughReplicas); n != 5 || len(res.Offsets) != 0 {
+			t.Errorf("acks=all with ISR 1 < min ISR 2: %d NOT_ENOUGH_REPLICAS of 5, %d accepted, errors %v",
+				n, len(res.Offsets), res.Errors)
+		}
+		_, err = c.WaitLogLine(ctx, 1, "server.log", regexp.MustCompile(`NotEnoughReplicasException: .*min-isr-0`))
+		must(t, err)
+		evs := events(t, serverLogs(t, c, 1)...)
+		if n := len(ofType(evs, "produce_rejected_min_isr", rejected)); n < 5 {
+			t.Errorf("leader logged %d produce_rejected_min_isr for %s, want ≥5", n, rejected)
+		}
+		r := verify(t, serverLogs(t, c, 1)...)
+		inv := r.invariant("min_isr_enforced")
+		if inv.Status != "PASSED" || inv.Checked == 0 {
+			t.Errorf("min_isr_enforced = %s checked %d, want PASSED with checked > 0\n%s", inv.Status, inv.Checked, r.Raw)
+		}
+	})
+
+	t.Run("hw_stall_acks_1", func(t *testing.T) {
+		hwBefore, err := c.HighWatermark(stalled, 0)
+		must(t, err)
+		res, err := c.Produce(ctx, stalled, 0, 5, sarama.WaitForLocal)
+		must(t, err)
+		if len(res.Errors) > 0 {
+			t.Fatalf("acks=1 under min ISR rejected: %v", res.Errors)
+		}
+		leo, err := c.LogEndOffset(1, stalled, 0)
+		must(t, err)
+		hwAfter, err := c.HighWatermark(stalled, 0)
+		must(t, err)
+		t.Logf("Kafka %s under min ISR: HW %d → %d, leader LEO %d", c.Version(), hwBefore, hwAfter, leo)
+		if leo != hwBefore+5 {
+			t.Errorf("leader LEO (ListOffsets replica id -2) = %d, want %d", leo, hwBefore+5)
+		}
+		blocked := regexp.MustCompile(`\[Partition hw-stall-0 broker=1\] Not increasing HWM because partition is under min ISR`)
+		if elrByDefault(c.Version()) {
+			if hwAfter != hwBefore {
+				t.Errorf("HW moved from %d to %d under min ISR", hwBefore, hwAfter)
+			}
+			_, err := c.WaitLogLine(ctx, 1, "server.log", blocked)
+			must(t, err)
+			evs := events(t, serverLogs(t, c, 1)...)
+			if len(ofType(evs, "hw_blocked_under_min_isr", stalled)) == 0 {
+				t.Errorf("no hw_blocked_under_min_isr event for %s", stalled)
+			}
+		} else if hwAfter != leo {
+			// Without ELR the leader advances the HW on its own LEO.
+			t.Errorf("Kafka %s: HW %d, want it to follow the leader LEO %d (no ELR)", c.Version(), hwAfter, leo)
+		}
+	})
+
+	must(t, c.StartNode(ctx, 2))
+	must(t, c.StartNode(ctx, 3))
+	_, err := c.WaitISR(ctx, stalled, 0, 3)
+	must(t, err)
+	// Once the ISR is back the HW catches up with the leader's LEO.
+	leo, err := c.LogEndOffset(1, stalled, 0)
+	must(t, err)
+	err = waitHW(ctx, c, stalled, leo)
+	if err != nil {
+		t.Error(err)
+	}
+	verifyAllPass(t, c)
+}
+
+// elrByDefault reports whether a new cluster of this version runs with
+// eligible leader replicas (KIP-966), which is what freezes the HW under
+// min ISR: on by default for new clusters from 4.1.
+func elrByDefault(version string) bool { return version >= "4.1" }
+
+func waitHW(ctx context.Context, c *harness.Cluster, topic string, want int64) error {
+	_, err := c.WaitPartition(ctx, topic, 0, "HW caught up", func(harness.PartitionState) bool {
+		hw, err := c.HighWatermark(topic, 0)
+		return err == nil && hw == want
+	})
+	if err != nil {
+		return errors.Join(errors.New("high watermark did not catch up with the LEO"), err)
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+package e2e
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
+)
+
+// testSlowFollower (scenario 7, seed 000 "Test 4"): a follower is frozen with
+// SIGSTOP, like a long GC pause, while the leader keeps taking writes. It
+// leaves the ISR after replica.lag.time.max.ms (leader-driven: "Shrinking
+// ISR"), and rejoins after SIGCONT. The timings are logged for e2e/README.md.
+func testSlowFollower(ctx context.Context, t *testing.T, c *harness.Cluster) {
+	const topic = "slow-follower"
+	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}}}))
+	produceOK(ctx, t, c, topic, 10, sarama.WaitForAll)
+
+	paused := time.Now()
+	must(t, c.PauseNode(3))
+	t.Logf("SIGSTOP node 3 at %s", paused.Format("15:04:05.000"))
+	produceOK(ctx, t, c, topic, 10, sarama.WaitForLocal)
+	st, err := c.WaitPartition(ctx, topic, 0, "node 3 out of the ISR", func(s harness.PartitionState) bool {
+		return !slices.Contains(s.ISR, 3)
+	})
+	shrunk := time.Since(paused)
+	if err != nil {
+		must(t, c.ResumeNode(3))
+		t.Fatal(err)
+	}
+	line, err := c.WaitLogLine(ctx, 1, "server.log",
+		regexp.MustCompile(`\[Partition slow-follower-0 broker=1\] Shrinking ISR from .* to 1,2\.`))
+	if err != nil {
+		t.Errorf("leader-driven shrink not logged: %v", err)
+	}
+	t.Logf("Kafka %s: ISR %v seen by the admin API %.1fs after SIGSTOP; leader logged: %s",
+		c.Version(), st.ISR, shrunk.Seconds(), line)
+
+	resumed := time.Now()
+	must(t, c.ResumeNode(3))
+	t.Logf("SIGCONT node 3 at %s", resumed.Format("15:04:05.000"))
+	st, err = c.WaitPartition(ctx, topic, 0, "node 3 back in the ISR", func(s harness.PartitionState) bool {
+		return slices.Contains(s.ISR, 3)
+	})
+	must(t, err)
+	t.Logf("Kafka %s: ISR %v %.1fs after SIGCONT", c.Version(), st.ISR, time.Since(resumed).Seconds())
+	// Whether the controller also fenced node 3 while it was frozen.
+	fenced, _ := c.GrepLog(1, "controller.log", regexp.MustCompile(`Fencing broker 3 `))
+	t.Logf("controller.log fencing lines for broker 3: %d", len(fenced))
+
+	evs := events(t, serverLogs(t, c, 1)...)
+	if len(ofType(evs, "isr_shrink", topic)) == 0 {
+		t.Errorf("no isr_shrink event for %s on the leader", topic)
+	}
+	verifyAllPass(t, c)
+}
