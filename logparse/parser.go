@@ -20,7 +20,7 @@ type Parser struct {
 	fromTo []int32 // FromISR and ToISR share one backing array
 	oos    []ReplicaOffset
 	acks   []ReplicaOffset // Acked and Awaiting share one backing array
-	cont   []byte          // scratch for a logger name cut by terminal wrapping
+	logger []byte          // scratch for a logger name cut by terminal wrapping
 }
 
 // NewParser returns a Parser that reads zone-less broker timestamps in loc
@@ -234,6 +234,6 @@ func (p *Parser) unwrapLogger(first, cont []byte) []byte {
 	if len(next) < 2 || next[len(next)-1] != ')' || !isLoggerName(next[:len(next)-1]) {
 		return nil
 	}
-	p.cont = append(append(p.cont[:0], first[i+2:]...), next[:len(next)-1]...)
-	return p.cont
+	p.logger = append(append(p.logger[:0], first[i+2:]...), next[:len(next)-1]...)
+	return p.logger
 }

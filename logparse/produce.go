@@ -60,20 +60,19 @@ func (p *Parser) produce(ev *Event, m []byte, cont []byte) bool {
 		}
 		ev.ISR, ev.ISRSize = p.isr, len(p.isr)
 	}
-	min, rest, ok := numAfter(exc, " min.isr requirement of ")
+	minISR, _, ok := numAfter(exc, " min.isr requirement of ")
 	if !ok {
 		return false
 	}
-	ev.MinISR = int(min)
-	// 4.1+ also names the live replicas. Searching the rest of the record,
-	// not just the line, survives terminal-wrapped pastes.
-	if live, ok := skipTo(rest, "live replica(s) broker.id are : "); ok || ev.ISR == nil {
-		if !ok {
-			live, ok = skipTo(cont, "live replica(s) broker.id are : ")
-		}
-		if body, _, ok2 := setBody(live); ok && ok2 {
-			if p.isr, _, ok = intList(p.isr[:0], body); ok {
-				ev.ISR = p.isr
+	ev.MinISR = int(minISR)
+	// 4.1+ also names the live replicas. A terminal-wrapped paste can push
+	// them onto the next physical line, so search the whole record.
+	if ev.ISR == nil {
+		if live, ok := skipTo(cont, "live replica(s) broker.id are : "); ok {
+			if body, _, ok := setBody(live); ok {
+				if p.isr, _, ok = intList(p.isr, body); ok {
+					ev.ISR = p.isr
+				}
 			}
 		}
 	}
