@@ -75,3 +75,20 @@ func FuzzSplitter(f *testing.F) {
 		}
 	})
 }
+
+// TestParseHugeLine: a 10 MB line reaching the Parser directly (not cut by
+// a Splitter) is handled without allocating.
+func TestParseHugeLine(t *testing.T) {
+	p := NewParser(time.UTC)
+	for _, prefix := range []string{
+		"[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=1, segment=[0:1]) to ",
+		"[2025-10-16 15:57:12,614] ERROR [ReplicaManager broker=1] Error processing append operation on partition ",
+		"[2025-10-16 15:57:12,614] INFO [UnifiedLog partition=",
+	} {
+		huge := append([]byte(prefix), bytes.Repeat([]byte("(x"), 5<<20)...)
+		p.ParseLine(huge)
+		if allocs := testing.AllocsPerRun(2, func() { p.ParseLine(huge) }); allocs != 0 {
+			t.Errorf("want 0 allocs, got %v for %q…", allocs, prefix)
+		}
+	}
+}
