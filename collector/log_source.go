@@ -116,3 +116,6 @@ func (f *LogFile) Position() tail.Position { return f.follower.Position() }
 
 // Ready reports whether the file (or pipe) is open.
 func (f *LogFile) Ready() bool { return f.follower.Stats().Ready }
+
+// Records returns how many records have been read.
+func (f *LogFile) Records() uint64 { return f.records.Load() }

@@ -43,6 +43,12 @@ type logPartition struct {
 
 	hw    int64 // last HW seen in the log; valid when hasHW
 	hasHW bool
+	hwT   time.Time // log time of the line hw came from
+
+	// Log time of the last ISR / leadership line: the files are followed by
+	// separate goroutines (and read from the start after a restart), so a
+	// gauge only takes a value from a line at least as new as its current one.
+	isrT, roleT time.Time
 
 	// Leader-only view (ISR, leader epoch): this broker's log speaks for the
 	// partition only while it leads it.
@@ -64,16 +70,22 @@ type Store struct {
 
 	events    [256]uint64    // by logparse.Type
 	lastEvent [256]time.Time // by logparse.Type
+
+	// Unclean elections seen before the topic's name: the active controller's
+	// "Setting new leader … using an unclean election" names the topic only by id;
+	// the replayed "UNCLEAN partition change" line that follows names both.
+	pendingUnclean map[PartitionKey]uint64 // keyed by topic id
 }
 
 // NewStore returns an empty store. filter (nil = all) decides which topics get
 // per-partition state; events of other topics still count in the event totals.
 func NewStore(filter func(topic string) bool) *Store {
 	return &Store{
-		checker: logparse.NewChecker(),
-		parts:   make(map[PartitionKey]*logPartition),
-		filter:  filter,
-		now:     time.Now,
+		checker:        logparse.NewChecker(),
+		parts:          make(map[PartitionKey]*logPartition),
+		filter:         filter,
+		pendingUnclean: make(map[PartitionKey]uint64),
+		now:            time.Now,
 	}
 }
 
@@ -90,6 +102,12 @@ func (s *Store) Apply(ev *logparse.Event) {
 	}
 	s.lastEvent[ev.Type] = at
 
+	if ev.Topic == "" && ev.TopicID != "" && ev.Partition >= 0 {
+		if res.NewUnclean {
+			s.pendingUnclean[PartitionKey{ev.TopicID, ev.Partition}]++
+		}
+		return
+	}
 	if ev.Topic == "" || ev.Partition < 0 || (s.filter != nil && !s.filter(ev.Topic)) {
 		return
 	}
@@ -100,6 +118,13 @@ func (s *Store) Apply(ev *logparse.Event) {
 		s.parts[k] = p
 	}
 	c := &p.counters
+	if ev.TopicID != "" {
+		idKey := PartitionKey{ev.TopicID, ev.Partition}
+		if n := s.pendingUnclean[idKey]; n > 0 {
+			c[cUnclean] += n
+			delete(s.pendingUnclean, idKey)
+		}
+	}
 	if res.Violated.Has(logparse.HWMonotonic) {
 		c[cHWViolations]++
 	}
@@ -119,11 +144,12 @@ func (s *Store) Apply(ev *logparse.Event) {
 		c[cUnclean]++
 	}
 	wall := s.now()
+	t := ev.Time
 	switch ev.Type {
 	case logparse.HWUpdate:
 		c[cHWUpdates]++
-		p.hw, p.hasHW = ev.To, true
-		p.leader = true
+		p.setHW(ev.To, t)
+		p.setRole(true, t)
 	case logparse.HWBlockedUnderMinISR:
 		c[cHWBlocked]++
 	case logparse.ProduceRejectedMinISR:
@@ -137,22 +163,47 @@ func (s *Store) Apply(ev *logparse.Event) {
 	case logparse.AlterPartitionFailed:
 		c[cAlterPartitionFailures]++
 	case logparse.LogLoaded:
-		p.hw, p.hasHW = ev.HW, true
+		p.setHW(ev.HW, t)
+	case logparse.HWNonMonotonic:
+		p.setHW(ev.To, t) // a follower's HW lowered by truncation
 	case logparse.ISRUpdate:
-		p.leader = true
-		p.isrSize, p.isrAt = len(ev.ISR), wall
+		p.setRole(true, t)
+		if !t.Before(p.isrT) {
+			p.isrT, p.isrSize, p.isrAt = t, len(ev.ISR), wall
+		}
 	case logparse.LeaderStart:
 		c[cLeaderTransitions]++
-		p.leader = true
-		p.hw, p.hasHW = ev.HW, true
-		p.isrSize, p.isrAt = len(ev.ISR), wall
-		p.leaderEpoch, p.epochAt = ev.LeaderEpoch, wall
+		p.setHW(ev.HW, t)
+		if p.setRole(true, t) {
+			p.leaderEpoch, p.epochAt = ev.LeaderEpoch, wall
+		}
+		if !t.Before(p.isrT) {
+			p.isrT, p.isrSize, p.isrAt = t, len(ev.ISR), wall
+		}
 	case logparse.FollowerStart:
 		c[cFollowerTransitions]++
-		p.leader = false
-		p.hw, p.hasHW = ev.HW, true
-		p.leaderEpoch, p.epochAt = ev.LeaderEpoch, wall
+		p.setHW(ev.HW, t)
+		if p.setRole(false, t) {
+			p.leaderEpoch, p.epochAt = ev.LeaderEpoch, wall
+		}
 	}
+}
+
+// setHW keeps the HW of the newest line.
+func (p *logPartition) setHW(hw int64, t time.Time) {
+	if !p.hasHW || !t.Before(p.hwT) {
+		p.hw, p.hasHW, p.hwT = hw, true, t
+	}
+}
+
+// setRole records leadership from a line at least as new as the last role line;
+// it reports whether it did.
+func (p *logPartition) setRole(leader bool, t time.Time) bool {
+	if t.Before(p.roleT) {
+		return false
+	}
+	p.leader, p.roleT = leader, t
+	return true
 }
 
 // LogPartitionState implements LogOverlay: the ISR size and leader epoch this

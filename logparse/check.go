@@ -104,10 +104,11 @@ type partKey struct {
 }
 
 type partState struct {
-	lastHW     int64 // last hw_update "to" offset in the current leadership; -1 = reset
-	knownHW    int64 // best known HW of this replica (leader or follower); -1 = unknown
-	lastEpoch  int64 // last partition epoch (ISR version) seen; -1 = none
-	isrSize    int   // size of the last committed ISR; -1 = unknown
+	lastHW     int64     // last hw_update "to" offset in the current leadership; -1 = reset
+	knownHW    int64     // best known HW of this replica (leader or follower); -1 = unknown
+	knownHWT   time.Time // log time of the line knownHW came from
+	lastEpoch  int64     // last partition epoch (ISR version) seen; -1 = none
+	isrSize    int       // size of the last committed ISR; -1 = unknown
 	topicID    string
 	lastTruncO int64 // offset of the last below-HW truncation reported, to count one loss once
 }
@@ -134,8 +135,8 @@ type Checker struct {
 	parts      map[partKey]*partState
 	fileBroker map[string]int32 // broker id learned per file, for lines that name none (UnifiedLog)
 	lastBroker int32            // the only broker seen so far, or -1
-	unclean  map[uncleanKey]uncleanSeen
-	topicIDs map[string]string // topic id → name, learned from lines that carry both
+	unclean    map[uncleanKey]uncleanSeen
+	topicIDs   map[string]string // topic id → name, learned from lines that carry both
 }
 
 // NewChecker returns an empty Checker.
@@ -221,7 +222,7 @@ func (c *Checker) Observe(ev *Event) Result {
 	case LogLoaded:
 		p := c.part(ev)
 		p.lastHW = -1
-		p.knownHW = ev.HW
+		p.setKnownHW(ev.HW, ev.Time)
 		p.lastTruncO = -1
 		if ev.HW == 0 {
 			// A new (or re-created) log: the partition epoch starts over too.
@@ -251,7 +252,16 @@ func (c *Checker) hwUpdate(ev *Event, r *Result) {
 		r.Detail = fmt.Sprintf("HW went back from %d (previous update) to %d", p.lastHW, ev.From)
 	}
 	p.lastHW = ev.To
-	p.knownHW = ev.To
+	p.setKnownHW(ev.To, ev.Time)
+}
+
+// setKnownHW keeps the HW of the newest line: a live sidecar follows
+// server.log and state-change.log in separate goroutines, so lines of the two
+// files may arrive out of order.
+func (p *partState) setKnownHW(hw int64, t time.Time) {
+	if p.knownHW < 0 || !t.Before(p.knownHWT) {
+		p.knownHW, p.knownHWT = hw, t
+	}
 }
 
 func (c *Checker) isrUpdate(ev *Event, r *Result) {
@@ -289,7 +299,7 @@ func (c *Checker) transition(ev *Event) {
 	}
 	p.lastHW = -1
 	if ev.HW >= 0 {
-		p.knownHW = ev.HW
+		p.setKnownHW(ev.HW, ev.Time)
 	}
 	if ev.PartitionEpoch >= 0 && ev.PartitionEpoch > p.lastEpoch {
 		p.lastEpoch = ev.PartitionEpoch
@@ -329,7 +339,7 @@ func (c *Checker) truncation(ev *Event, r *Result) {
 		p.lastTruncO = ev.Offset
 	}
 	if hw < 0 || ev.Offset < hw {
-		p.knownHW = ev.Offset
+		p.knownHW, p.knownHWT = ev.Offset, ev.Time
 	}
 }
 

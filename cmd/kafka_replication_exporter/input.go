@@ -22,10 +22,20 @@ const maxLineBytes = 1 << 20
 // server.log.2025-10-16-15 (optionally .gz), or size-based server.log.1.
 var rolledSuffix = regexp.MustCompile(`^(.*)\.(\d{4}-\d{2}-\d{2}-\d{2}|\d+)(\.gz)?$`)
 
-// orderInputs puts rotated files in the order they were written: for every
-// base name, its rolled files oldest first, then the live file. Groups keep the
-// order in which the user named them; stdin ("-") stays where it was.
+// orderInputs is groupInputs flattened: every file in the order it is read.
 func orderInputs(paths []string) []string {
+	var out []string
+	for _, g := range groupInputs(paths) {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// groupInputs groups rotated files by the log they belong to, in the order they
+// were written: for every base name, its rolled files oldest first, then the
+// live file. Groups keep the order in which the user named them; stdin ("-") is
+// a group of its own.
+func groupInputs(paths []string) [][]string {
 	type group struct {
 		base   string
 		rolled []string
@@ -52,11 +62,10 @@ func orderInputs(paths []string) []string {
 			g.live = append(g.live, p)
 		}
 	}
-	out := make([]string, 0, len(paths))
+	out := make([][]string, 0, len(groups))
 	for _, g := range groups {
 		sort.Slice(g.rolled, func(i, j int) bool { return rolledLess(g.rolled[i], g.rolled[j]) })
-		out = append(out, g.rolled...)
-		out = append(out, g.live...)
+		out = append(out, append(g.rolled, g.live...))
 	}
 	return out
 }

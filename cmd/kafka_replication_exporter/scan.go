@@ -23,60 +23,151 @@ type scanStats struct {
 // the record is not a replication event. rec and ev are only valid during the call.
 type scanFunc func(file string, rec *logparse.Record, ev *logparse.Event)
 
-// scanFiles reads the files in rotation order and feeds each record through the
-// parser. It is the offline twin of the sidecar's follower loop.
+// scanFiles reads the files and feeds each record through the parser.
+//
+// Several logs of one broker (server.log, state-change.log, controller.log) and
+// of several brokers are merged by event time, so the checker sees a leader
+// change in state-change.log before the HW lines that follow it in server.log;
+// rotated files of one log are read in sequence. Records that are not events
+// need no ordering and are passed on as they are read.
 func scanFiles(paths []string, loc *time.Location, stdin io.Reader, fn scanFunc) (*scanStats, error) {
 	st := &scanStats{}
-	parser := logparse.NewParser(loc)
-	for _, path := range orderInputs(paths) {
-		if err := scanFile(path, parser, stdin, st, fn); err != nil {
+	var streams []*stream
+	for _, g := range groupInputs(paths) {
+		s := &stream{files: g, stdin: stdin, st: st, fn: fn, parser: logparse.NewParser(loc)}
+		if err := s.advance(); err != nil {
+			s.close()
+			closeAll(streams)
 			return st, err
 		}
-		st.FilesRead++
+		if !s.done {
+			streams = append(streams, s)
+		}
+	}
+	defer closeAll(streams)
+	for len(streams) > 0 {
+		// Few streams (one per log file): a linear scan beats a heap.
+		best := 0
+		for i := 1; i < len(streams); i++ {
+			if streams[i].ev.Time.Before(streams[best].ev.Time) {
+				best = i
+			}
+		}
+		s := streams[best]
+		fn(s.name, &s.rec, &s.ev)
+		if err := s.advance(); err != nil {
+			return st, err
+		}
+		if s.done {
+			s.close()
+			streams = append(streams[:best], streams[best+1:]...)
+		}
 	}
 	return st, nil
 }
 
-func scanFile(path string, parser *logparse.Parser, stdin io.Reader, st *scanStats, fn scanFunc) error {
-	rc, err := openInput(path, stdin)
+func closeAll(streams []*stream) {
+	for _, s := range streams {
+		s.close()
+	}
+}
+
+// stream reads one log (its rotated files in order) and stops at each event.
+type stream struct {
+	files  []string
+	idx    int
+	stdin  io.Reader
+	st     *scanStats
+	fn     scanFunc
+	parser *logparse.Parser
+
+	name string
+	rc   io.ReadCloser
+	lr   *lineReader
+	sp   *logparse.Splitter
+	eof  bool // current file fully read and flushed
+
+	rec  logparse.Record // the pending event's record
+	ev   logparse.Event  // the pending event
+	done bool
+}
+
+// advance reads until the next event (left in s.rec/s.ev) or the end of the last file.
+func (s *stream) advance() error {
+	for {
+		if s.rc == nil {
+			if s.idx == len(s.files) {
+				s.done = true
+				return nil
+			}
+			if err := s.open(s.files[s.idx]); err != nil {
+				return err
+			}
+			s.idx++
+		}
+		rec, ok, err := s.nextRecord()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			s.finishFile()
+			continue
+		}
+		s.st.Records++
+		ev, isEvent := s.parser.Parse(rec)
+		if !isEvent {
+			s.fn(s.name, &rec, nil)
+			continue
+		}
+		ev.File = s.name
+		s.st.Parsed++
+		s.st.EventCount[ev.Type]++
+		s.rec, s.ev = rec, ev
+		return nil
+	}
+}
+
+func (s *stream) open(path string) error {
+	rc, err := openInput(path, s.stdin)
 	if err != nil {
 		return err
 	}
-	defer rc.Close()
 	// The path as given, not its base name: b1/server.log and b2/server.log are
 	// different brokers to the checker.
-	name := path
-	sp := logparse.NewSplitter()
-	lr := newLineReader(rc)
-	handle := func(rec logparse.Record) {
-		st.Records++
-		ev, ok := parser.Parse(rec)
-		if !ok {
-			fn(name, &rec, nil)
-			return
-		}
-		ev.File = name
-		st.Parsed++
-		st.EventCount[ev.Type]++
-		fn(name, &rec, &ev)
-	}
-	for {
-		line, err := lr.next()
+	s.name, s.rc, s.lr, s.sp, s.eof = path, rc, newLineReader(rc), logparse.NewSplitter(), false
+	return nil
+}
+
+// nextRecord returns the next complete record of the current file.
+func (s *stream) nextRecord() (logparse.Record, bool, error) {
+	for !s.eof {
+		line, err := s.lr.next()
 		if err != nil {
 			if err != io.EOF {
-				return fmt.Errorf("%s: %w", path, err)
+				return logparse.Record{}, false, fmt.Errorf("%s: %w", s.name, err)
 			}
+			s.eof = true
 			break
 		}
-		st.Lines++
-		if rec, ok := sp.Push(line); ok {
-			handle(rec)
+		s.st.Lines++
+		if rec, ok := s.sp.Push(line); ok {
+			return rec, true, nil
 		}
 	}
-	if rec, ok := sp.Flush(); ok {
-		handle(rec)
+	rec, ok := s.sp.Flush()
+	return rec, ok, nil
+}
+
+func (s *stream) finishFile() {
+	s.st.Malformed += s.sp.Malformed()
+	s.st.CutLines += s.lr.cut
+	s.st.FilesRead++
+	s.close()
+}
+
+func (s *stream) close() {
+	if s.rc != nil {
+		s.rc.Close()
+		s.rc = nil
 	}
-	st.Malformed += sp.Malformed()
-	st.CutLines += lr.cut
-	return nil
 }

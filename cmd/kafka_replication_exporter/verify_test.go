@@ -243,3 +243,21 @@ func TestEventsPrintsJSONLines(t *testing.T) {
 		t.Errorf("want hw_update orders-eu/3 to 2, got %v", ev)
 	}
 }
+
+// server.log and state-change.log are merged by time: a follower line logged
+// after a legitimate truncation must not be taken as the HW the truncation went
+// below (a false alarm if the files were read one after the other).
+func TestVerifyMergesFilesByTime(t *testing.T) {
+	dir := t.TempDir()
+	server := filepath.Join(dir, "server.log")
+	state := filepath.Join(dir, "state-change.log")
+	os.WriteFile(server, []byte(strings.Join([]string{
+		"[2025-10-16 15:00:00,000] INFO [Partition t-0 broker=1] Log loaded for partition t-0 with initial high watermark 250 (kafka.cluster.Partition)",
+		"[2025-10-16 15:00:02,000] INFO [ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] Truncating partition t-0 with TruncationState(offset=300, completed=true) due to leader epoch and offset EpochEndOffset(errorCode=0, partition=0, leaderEpoch=3, endOffset=300) (kafka.server.ReplicaFetcherThread)",
+	}, "\n")+"\n"), 0o644)
+	os.WriteFile(state, []byte("[2025-10-16 15:00:09,000] INFO [Broker id=1] Follower t-0 starts at leader epoch 4 from offset 500 with partition epoch 9 and high watermark 500. Current leader is 2. Previous leader Some(2) and previous leader epoch was 4. (state.change.logger)\n"), 0o644)
+	code, rep := verifyJSON(t, state, server) // state-change.log named first on purpose
+	if code != exitOK || invariant(rep, "no_truncation_below_hw").Violations != 0 {
+		t.Errorf("want no truncation below HW, got exit %d %+v", code, invariant(rep, "no_truncation_below_hw"))
+	}
+}

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+var update = flag.Bool("update", false, "rewrite collector/fixtures/e2e-output.txt from this run")
+
+const e2eGolden = "../../collector/fixtures/e2e-output.txt"
+
+// fakeCluster is an in-process 3-broker Kafka (kfake) whose partitions are all
+// led by broker 0, with a known number of records in each.
+func fakeCluster(t *testing.T) string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, "orders", "idle"),
+		kfake.BrokerConfigs(map[string]string{"min.insync.replicas": "2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	for _, topic := range []string{"orders", "idle"} {
+		for p := int32(0); p < 3; p++ {
+			if err := c.MoveTopicPartition(topic, p, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	addr := c.ListenAddrs()[0]
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.V3_9_0_0
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	prod, err := sarama.NewSyncProducer([]string{addr}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	for p, n := range []int{5, 3, 0} {
+		for i := 0; i < n; i++ {
+			if _, _, err := prod.SendMessage(&sarama.ProducerMessage{Topic: "orders", Partition: int32(p), Value: sarama.StringEncoder("x")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return addr
+}
+
+// startSidecar parses serve flags and runs the sidecar parts in-process.
+func startSidecar(t *testing.T, args ...string) (*sidecar, *serveCommand) {
+	t.Helper()
+	app := kingpin.New(programName, "")
+	s := newServeCommand(app)
+	if _, err := app.Parse(append([]string{"serve"}, args...)); err != nil {
+		t.Fatal(err)
+	}
+	filter, err := s.validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := newSidecar(s, filter, time.UTC, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	sc.start(ctx, &wg)
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return sc, s
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Families whose values change from run to run: times, durations, the build.
+func deterministic(name string) bool {
+	return !strings.HasPrefix(name, "go_") && !strings.HasPrefix(name, "process_") &&
+		!strings.HasSuffix(name, "_timestamp_seconds") && !strings.HasSuffix(name, "_duration_seconds") &&
+		!strings.HasSuffix(name, "_build_info")
+}
+
+func filterExposition(t *testing.T, r io.Reader) string {
+	t.Helper()
+	var b strings.Builder
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		name := line
+		if strings.HasPrefix(line, "# HELP ") || strings.HasPrefix(line, "# TYPE ") {
+			name = strings.Fields(line)[2]
+		} else if i := strings.IndexAny(line, "{ "); i > 0 {
+			name = line[:i]
+		}
+		if deterministic(name) {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// TestEndToEndScrape is node_exporter's end-to-end test: the real handler, fed by
+// fixture logs and an in-process Kafka, scraped over HTTP and diffed against
+// collector/fixtures/e2e-output.txt. The alert and dashboard tests check every
+// metric name they use against that file, so it is the contract of the exporter.
+func TestEndToEndScrape(t *testing.T) {
+	addr := fakeCluster(t)
+	const fx = "../../collector/fixtures/e2e/"
+	sc, s := startSidecar(t,
+		"--log.file="+fx+"server.log", "--log.file="+fx+"state-change.log", "--log.file="+fx+"controller.log",
+		"--log.from-beginning", "--log.poll-interval=20ms",
+		"--kafka.server="+addr, "--kafka.broker-id=0", "--kafka.refresh-interval=1h",
+		"--web.disable-exporter-metrics")
+	wantRecords := map[string]uint64{fx + "server.log": 26, fx + "state-change.log": 5, fx + "controller.log": 3}
+	waitFor(t, "the fixture logs read and the first admin refresh", 20*time.Second, func() bool {
+		for _, f := range sc.files {
+			if f.Records() != wantRecords[f.Path] {
+				return false
+			}
+		}
+		return sc.ready()
+	})
+	srv := httptest.NewServer(sc.handler(s))
+	defer srv.Close()
+
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("want 200, got %d: %s", resp.StatusCode, body)
+	}
+	got := filterExposition(t, strings.NewReader(string(body)))
+	if *update {
+		if err := os.WriteFile(e2eGolden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(e2eGolden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("scrape differs from %s (rerun with -update and review the diff):\n%s", e2eGolden, lineDiff(string(want), got))
+	}
+
+	// promlint over the full, unfiltered scrape, as `promtool check metrics` would.
+	problems, err := promlint.New(strings.NewReader(string(body))).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	// No sample carries a timestamp.
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, mf := range families {
+		for _, m := range mf.Metric {
+			if m.TimestampMs != nil {
+				t.Errorf("%s: want no sample timestamps", name)
+			}
+		}
+	}
+}
+
+// lineDiff lists lines only in want (-) or only in got (+).
+func lineDiff(want, got string) string {
+	inWant := map[string]int{}
+	for _, l := range strings.Split(want, "\n") {
+		inWant[l]++
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(got, "\n") {
+		if inWant[l] > 0 {
+			inWant[l]--
+			continue
+		}
+		b.WriteString("+ " + l + "\n")
+	}
+	for _, l := range strings.Split(want, "\n") {
+		if inWant[l] > 0 {
+			inWant[l]--
+			b.WriteString("- " + l + "\n")
+		}
+	}
+	return b.String()
+}
+
+func TestHealthAndReadiness(t *testing.T) {
+	dir := t.TempDir()
+	sc, s := startSidecar(t, "--log.file="+dir+"/server.log", "--log.poll-interval=10ms")
+	srv := httptest.NewServer(sc.handler(s))
+	defer srv.Close()
+	status := func(path string) int {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status("/-/healthy"); got != http.StatusOK {
+		t.Errorf("want healthy 200, got %d", got)
+	}
+	if got := status("/-/ready"); got != http.StatusServiceUnavailable {
+		t.Errorf("want not ready (503) while the log file does not exist, got %d", got)
+	}
+	os.WriteFile(dir+"/server.log", []byte("[2026-11-30 10:00:00,001] INFO hello (x)\n"), 0o644)
+	waitFor(t, "ready once the file exists", 10*time.Second, func() bool { return status("/-/ready") == http.StatusOK })
+	if got := status("/"); got != http.StatusOK {
+		t.Errorf("want a landing page, got %d", got)
+	}
+}
