@@ -15,8 +15,8 @@ import (
 //   - scenario 3: acks=all is rejected with NOT_ENOUGH_REPLICAS and the leader
 //     logs the rejection;
 //   - scenario 4 (KAFKA-15583): acks=1 is accepted, the leader's log end
-//     offset grows, but on Kafka ≥4.1 (ELR on by default) the high watermark
-//     stays put and, at TRACE, the leader says why.
+//     offset grows, but the high watermark stays put (KRaft, Kafka ≥3.7) and,
+//     at TRACE, the leader says why.
 func testUnderMinISR(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	const rejected, stalled = "min-isr", "hw-stall"
 	for _, topic := range []string{rejected, stalled} {
@@ -69,20 +69,16 @@ func testUnderMinISR(ctx context.Context, t *testing.T, c *harness.Cluster) {
 		if leo != hwBefore+5 {
 			t.Errorf("leader LEO (ListOffsets replica id -2) = %d, want %d", leo, hwBefore+5)
 		}
-		blocked := regexp.MustCompile(`\[Partition hw-stall-0 broker=1\] Not increasing HWM because partition is under min ISR`)
-		if elrByDefault(c.Version()) {
-			if hwAfter != hwBefore {
-				t.Errorf("HW moved from %d to %d under min ISR", hwBefore, hwAfter)
-			}
-			_, err := c.WaitLogLine(ctx, 1, "server.log", blocked)
-			must(t, err)
-			evs := events(t, serverLogs(t, c, 1)...)
-			if len(ofType(evs, "hw_blocked_under_min_isr", stalled)) == 0 {
-				t.Errorf("no hw_blocked_under_min_isr event for %s", stalled)
-			}
-		} else if hwAfter != leo {
-			// Without ELR the leader advances the HW on its own LEO.
-			t.Errorf("Kafka %s: HW %d, want it to follow the leader LEO %d (no ELR)", c.Version(), hwAfter, leo)
+		// Measured: 4.1.1 and 3.9.1 (KRaft, ≥3.7) both freeze the HW here.
+		if hwAfter != hwBefore {
+			t.Errorf("HW moved from %d to %d under min ISR", hwBefore, hwAfter)
+		}
+		_, err = c.WaitLogLine(ctx, 1, "server.log", regexp.MustCompile(
+			`\[Partition hw-stall-0 broker=1\] Not increasing HWM because partition is under min ISR`))
+		must(t, err)
+		evs := events(t, serverLogs(t, c, 1)...)
+		if len(ofType(evs, "hw_blocked_under_min_isr", stalled)) == 0 {
+			t.Errorf("no hw_blocked_under_min_isr event for %s", stalled)
 		}
 	})
 
@@ -99,11 +95,6 @@ func testUnderMinISR(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	}
 	verifyAllPass(t, c)
 }
-
-// elrByDefault reports whether a new cluster of this version runs with
-// eligible leader replicas (KIP-966), which is what freezes the HW under
-// min ISR: on by default for new clusters from 4.1.
-func elrByDefault(version string) bool { return version >= "4.1" }
 
 func waitHW(ctx context.Context, c *harness.Cluster, topic string, want int64) error {
 	_, err := c.WaitPartition(ctx, topic, 0, "HW caught up", func(harness.PartitionState) bool {
