@@ -1,0 +1,49 @@
+// Package tail follows log files by name, like `tail -F`, without losing or
+// repeating a line: it is how the exporter reads server.log,
+// state-change.log and controller.log while Kafka (log4j2), kubelet or
+// logrotate rotate them.
+//
+// # Why not a library
+//
+// The candidates were measured (docs/tailer.md, /work/shared/docs/libraries.md
+// §1). hpcloud/tail is only obtainable as its 2016 v1.0.0 and lost 17,850 of
+// 20,000 lines after one rotation. nxadm/tail v1.4.11 with CompleteLines and
+// inotify passes realistic runs, but it calls os.Exit on stat errors and on
+// inotify-limit failures, reopens on rename without draining the old
+// descriptor, drops a pending fragment at rotation and keeps a process-wide
+// watcher with a reported deadlock. A sidecar must never be exited by a
+// library, and its counters must see every line once, so this package
+// implements mtail's design in a few hundred lines instead.
+//
+// # Design
+//
+// A Follower keeps the file open and reads it to EOF in 128 KiB chunks,
+// delivering only complete lines (a trailing '\r' is stripped) and holding
+// a partial last line until its newline arrives; a line longer than
+// MaxLineBytes is delivered cut and counted. At EOF it stats the path:
+//
+//   - another file is there (rename+create, delete+create): the old file is
+//     drained once more (lines written between our EOF and the rename),
+//     every file rotated in between is found among the rolled siblings by
+//     inode and read in full, then the new file is read from offset 0;
+//   - nothing is there: the old file was renamed and the new one is not
+//     created yet; we keep the old descriptor and look again next time;
+//   - the same file, smaller than our offset, or whose first bytes changed:
+//     copytruncate; we restart at 0. Each chunk is read first and only
+//     then checked against the remembered head, so content that replaced the
+//     file under us is never delivered at the old offset: copytruncate can
+//     lose the lines written after our last read and before the truncation
+//     (they are only in the copy), never duplicate any.
+//
+// Poll does one such pass synchronously (tests drive it directly); Run
+// calls it every PollInterval and, optionally, when fsnotify reports
+// activity in the directory, which is only a wake-up hint. Nothing here
+// exits the process, panics on input, or keeps global state.
+//
+// Position and PositionStore let a restart resume where the last run
+// stopped, also when the file was rotated several times in between: the
+// saved file is found among the rolled siblings (server.log.2025-10-16-14,
+// server.log.3, 0.log.20251016-155712) by inode and head fingerprint, and
+// read on from the saved offset, followed by every newer rolled file and
+// the live one.
+package tail
