@@ -60,6 +60,9 @@ func serverProperties(n *Node, voters string, extra map[string]string) string {
 type Rolling struct {
 	// MaxBytes > 0 switches every appender from Kafka's hourly time-based
 	// rolling to size-based rolling at this size, to exercise rotation quickly.
+	// Both backends then name rolled files like log4j 1.2's
+	// RollingFileAppender: server.log.1 is the newest (log4j2 with
+	// fileIndex="min"; its default, "max", numbers the other way round).
 	MaxBytes int
 }
 
@@ -91,7 +94,7 @@ func log4j2Config(r Rolling, levels map[string]string) string {
 			fmt.Fprintf(&b, `    <RollingFile name="%s" fileName="${sys:kafka.logs.dir}/%s" filePattern="${sys:kafka.logs.dir}/%[2]s.%%i">
       <PatternLayout pattern="${logPattern}"/>
       <SizeBasedTriggeringPolicy size="%d"/>
-      <DefaultRolloverStrategy fileIndex="max" min="1" max="10000"/>
+      <DefaultRolloverStrategy fileIndex="min" min="1" max="1000"/>
     </RollingFile>
 `, f.appender, f.file, r.MaxBytes)
 			continue
@@ -140,7 +143,7 @@ log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
 		a := appenders[f.file]
 		p := "log4j.appender." + a
 		if r.MaxBytes > 0 {
-			fmt.Fprintf(&b, "%s=org.apache.log4j.RollingFileAppender\n%[1]s.MaxFileSize=%d\n%[1]s.MaxBackupIndex=10000\n", p, r.MaxBytes)
+			fmt.Fprintf(&b, "%s=org.apache.log4j.RollingFileAppender\n%[1]s.MaxFileSize=%d\n%[1]s.MaxBackupIndex=1000\n", p, r.MaxBytes)
 		} else {
 			fmt.Fprintf(&b, "%s=org.apache.log4j.DailyRollingFileAppender\n%[1]s.DatePattern='.'yyyy-MM-dd-HH\n", p)
 		}

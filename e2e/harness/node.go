@@ -175,8 +175,8 @@ func (n *Node) consoleTail() string {
 // LogFiles returns the files of one log (e.g. "server.log"), rolled ones
 // first, oldest to newest, the live file last — the order in which to feed
 // them to a reader. It knows both naming schemes: hourly (.yyyy-MM-dd-HH,
-// lexical = chronological) and size-based (.N; log4j2 here counts up, so a
-// higher index is newer; log4j 1.2 shifts, so .1 is the newest).
+// lexical = chronological) and size-based (.N, where .1 is the newest; see
+// Rolling).
 func (n *Node) LogFiles(name string) ([]string, error) {
 	rolled, err := filepath.Glob(filepath.Join(n.LogDir, name+".*"))
 	if err != nil {
@@ -196,7 +196,6 @@ func (n *Node) LogFiles(name string) ([]string, error) {
 			files = append(files, file{path: p, date: true})
 		}
 	}
-	newestFirst := backendFor(n.cluster.opts.Version) == reload4j
 	sort.Slice(files, func(i, j int) bool {
 		a, b := files[i], files[j]
 		if a.date != b.date {
@@ -205,10 +204,7 @@ func (n *Node) LogFiles(name string) ([]string, error) {
 		if a.date {
 			return a.path < b.path
 		}
-		if newestFirst {
-			return a.index > b.index
-		}
-		return a.index < b.index
+		return a.index > b.index
 	})
 	out := make([]string, 0, len(files)+1)
 	for _, f := range files {

@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
+)
+
+// TestUncleanElection (scenario 6): on an RF 2 topic with unclean leader
+// election enabled, the out-of-sync follower becomes leader while the old
+// leader is down, takes new writes, and the old leader truncates acknowledged
+// data below its high watermark when it comes back. verify must flag both the
+// unclean election (controller.log) and the truncation below HW (old leader).
+// The log lines that made this visible are logged for e2e/README.md.
+func TestUncleanElection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Kafka cluster; skipped with -short")
+	}
+	for _, version := range harness.Versions {
+		t.Run(version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+			defer cancel()
+			c := harness.StartT(t, harness.Options{Version: version})
+			testUnclean(ctx, t, c)
+		})
+	}
+}
+
+func testUnclean(ctx context.Context, t *testing.T, c *harness.Cluster) {
+	const topic = "unclean"
+	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2}},
+		Configs: map[string]string{"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}}))
+	must(t, c.SetLogLevel(ctx, 1, "kafka.cluster.Partition", "TRACE"))
+	must(t, c.SetLogLevel(ctx, 2, "kafka.cluster.Partition", "TRACE"))
+	produceOK(ctx, t, c, topic, 10, sarama.WaitForAll)
+
+	must(t, c.StopNode(ctx, 2)) // the follower misses what comes next
+	_, err := c.WaitISR(ctx, topic, 0, 1)
+	must(t, err)
+	produceOK(ctx, t, c, topic, 10, sarama.WaitForAll) // acked by leader 1 alone (min ISR 1)
+	hw, err := c.HighWatermark(topic, 0)
+	must(t, err)
+	if hw != 20 {
+		t.Fatalf("HW before the unclean election = %d, want 20", hw)
+	}
+
+	must(t, c.StopNode(ctx, 1))
+	must(t, c.StartNode(ctx, 2))
+	st, err := c.Partition(topic, 0)
+	must(t, err)
+	t.Logf("after restarting node 2 alone: %+v", st)
+	if st.Leader != 2 {
+		// The controller's periodic unclean election runs every 5 minutes;
+		// ask for it explicitly, as an operator would.
+		must(t, c.ElectLeaders(sarama.UncleanElection, topic, 0))
+	}
+	st, err = c.WaitPartition(ctx, topic, 0, "node 2 leader", func(s harness.PartitionState) bool { return s.Leader == 2 })
+	must(t, err)
+	t.Logf("unclean leader: %+v", st)
+	must(t, c.SetLogLevel(ctx, 2, "kafka.cluster.Partition", "TRACE"))
+	produceOK(ctx, t, c, topic, 5, sarama.WaitForAll) // offsets 10..14 now differ from node 1's
+
+	must(t, c.StartNode(ctx, 1))
+	_, err = c.WaitPartition(ctx, topic, 0, "node 1 back in the ISR", func(s harness.PartitionState) bool {
+		return slices.Contains(s.ISR, 1)
+	})
+	must(t, err)
+	hw, err = c.HighWatermark(topic, 0)
+	must(t, err)
+	t.Logf("HW after the old leader rejoined: %d (10 acked messages lost)", hw)
+
+	// Record the evidence, file by file.
+	evidence := regexp.MustCompile(`unclean-0|unclean with topic|UNCLEAN|nclean leader election`)
+	for _, id := range []int32{1, 2} {
+		for _, file := range []string{"server.log", "state-change.log", "controller.log"} {
+			lines, err := c.GrepLog(id, file, evidence)
+			must(t, err)
+			for _, l := range lines {
+				if interesting(l) {
+					t.Logf("node %d %s: %.300s", id, file, l)
+				}
+			}
+		}
+	}
+
+	ctrl, err := c.Node(1).LogFiles("controller.log")
+	must(t, err)
+	r := verify(t, ctrl...)
+	if inv := r.invariant("no_unclean_election"); inv.Status != "FAILED" {
+		t.Errorf("no_unclean_election = %s on node 1 controller.log, want FAILED\n%s", inv.Status, r.Raw)
+	}
+	old := serverLogs(t, c, 1)
+	r = verify(t, old...)
+	if inv := r.invariant("no_truncation_below_hw"); inv.Status != "FAILED" {
+		t.Errorf("no_truncation_below_hw = %s on the old leader's server.log, want FAILED\n%s", inv.Status, r.Raw)
+	}
+	sc, err := c.Node(1).LogFiles("state-change.log")
+	must(t, err)
+	r = verify(t, append(sc, old...)...)
+	t.Logf("old leader server.log+state-change.log: failed %v", r.failed())
+}
+
+// interesting keeps the lines that say something about leadership, HW or
+// truncation (not the routine fetcher add/remove or log loading chatter).
+func interesting(line string) bool {
+	if strings.Contains(line, "] TRACE ") || strings.Contains(line, "] DEBUG ") {
+		return false
+	}
+	for _, s := range []string{"Truncat", "high watermark", "UNCLEAN", "nclean", "starts at leader epoch",
+		"RECOVERING", "Non-monotonic", "ISR updated", "Shrinking ISR", "caused truncation"} {
+		if strings.Contains(line, s) {
+			return true
+		}
+	}
+	return false
+}
