@@ -25,6 +25,8 @@ type LogFile struct {
 	records   atomic.Uint64
 	malformed atomic.Uint64
 	started   atomic.Bool
+
+	queue *[]logparse.Event // set while catching up: events are queued, not applied
 }
 
 // LogFileOptions configure how a file is followed.
@@ -108,6 +110,10 @@ func (f *LogFile) record(rec logparse.Record) {
 		return
 	}
 	ev.File = f.Path
+	if f.queue != nil && len(*f.queue) < catchUpQueueCap {
+		*f.queue = append(*f.queue, ev.Clone())
+		return
+	}
 	f.store.Apply(&ev)
 }
 
@@ -119,3 +125,42 @@ func (f *LogFile) Ready() bool { return f.follower.Stats().Ready }
 
 // Records returns how many records have been read.
 func (f *LogFile) Records() uint64 { return f.records.Load() }
+
+// catchUpQueueCap bounds the events held per file while catching up; past it,
+// events are applied as read (in file order, not merged by time).
+const catchUpQueueCap = 200_000
+
+// CatchUp reads what the files already hold (a restart with a saved position,
+// or --log.from-beginning) before they are followed live, and applies the
+// events of all files merged by log time. Followed in separate goroutines, a
+// leader change in state-change.log could otherwise be applied after the
+// server.log lines that came later, and ISR shrinks and expands would be
+// counted against the wrong ISR. Live, lines arrive within a poll interval of
+// each other and the Store keeps each gauge's newest line anyway. Pipes (stdin)
+// are not caught up: reading them blocks.
+func CatchUp(files []*LogFile) {
+	queues := make([][]logparse.Event, len(files))
+	for i, f := range files {
+		if f.Path == "-" {
+			continue
+		}
+		f.queue = &queues[i]
+		f.follower.Poll(f.line)
+		f.flush()
+		f.queue = nil
+	}
+	heads := make([]int, len(files))
+	for {
+		best := -1
+		for i, q := range queues {
+			if heads[i] < len(q) && (best < 0 || q[heads[i]].Time.Before(queues[best][heads[best]].Time)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return
+		}
+		files[best].store.Apply(&queues[best][heads[best]])
+		heads[best]++
+	}
+}

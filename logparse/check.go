@@ -109,6 +109,7 @@ type partState struct {
 	knownHWT   time.Time // log time of the line knownHW came from
 	lastEpoch  int64     // last partition epoch (ISR version) seen; -1 = none
 	isrSize    int       // size of the last committed ISR; -1 = unknown
+	isrT       time.Time // log time of the line isrSize came from
 	topicID    string
 	lastTruncO int64 // offset of the last below-HW truncation reported, to count one loss once
 }
@@ -205,7 +206,7 @@ func (c *Checker) Observe(ev *Event) Result {
 		c.isrUpdate(ev, &r)
 	case ISRExpand:
 		p := c.part(ev)
-		p.isrSize = len(ev.ToISR)
+		p.isrSize, p.isrT = len(ev.ToISR), ev.Time
 		r.ISRExpand = true
 	case ProduceRejectedMinISR:
 		r.Checked.add(MinISREnforced)
@@ -283,7 +284,7 @@ func (c *Checker) isrUpdate(ev *Event, r *Result) {
 		r.ISRShrink = n < p.isrSize
 		r.ISRExpand = n > p.isrSize
 	}
-	p.isrSize = n
+	p.isrSize, p.isrT = n, ev.Time
 }
 
 // transition handles leader_start / follower_start: a new leadership resets the
@@ -304,12 +305,16 @@ func (c *Checker) transition(ev *Event) {
 	if ev.PartitionEpoch >= 0 && ev.PartitionEpoch > p.lastEpoch {
 		p.lastEpoch = ev.PartitionEpoch
 	}
-	if ev.Type == LeaderStart && ev.ISR != nil {
-		p.isrSize = len(ev.ISR)
-	}
-	if ev.Type == FollowerStart {
-		// Only the leader commits ISR changes; a later leadership starts from its own line.
-		p.isrSize = -1
+	// A leadership line older than the last ISR line (another file, read later)
+	// says nothing new about the ISR.
+	if !ev.Time.Before(p.isrT) {
+		if ev.Type == LeaderStart && ev.ISR != nil {
+			p.isrSize, p.isrT = len(ev.ISR), ev.Time
+		}
+		if ev.Type == FollowerStart {
+			// Only the leader commits ISR changes; a later leadership starts from its own line.
+			p.isrSize, p.isrT = -1, ev.Time
+		}
 	}
 }
 

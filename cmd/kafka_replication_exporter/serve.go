@@ -210,6 +210,7 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 }
 
 func (sc *sidecar) start(ctx context.Context, wg *sync.WaitGroup) {
+	collector.CatchUp(sc.files)
 	for _, f := range sc.files {
 		wg.Add(1)
 		go func() { defer wg.Done(); f.Run(ctx) }()
