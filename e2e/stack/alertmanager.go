@@ -1,0 +1,71 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Alertmanager is a running Alertmanager.
+type Alertmanager struct {
+	URL  string // base URL
+	proc *process
+}
+
+// Close stops Alertmanager.
+func (a *Alertmanager) Close() { a.proc.stop() }
+
+// StartAlertmanager writes dir/alertmanager.yml, routing every alert to
+// webhookURL, and starts a single Alertmanager (no gossip cluster). The group
+// timers are seconds, not the minutes of deploy/alertmanager.yml, so a test
+// sees a notification, and the resolved one, right after Prometheus sends
+// the alert. Grouping is the shipped one (cluster, alertname, topic), so each
+// notification names one topic.
+func StartAlertmanager(ctx context.Context, dir, webhookURL string) (*Alertmanager, error) {
+	bin, err := Tool("alertmanager")
+	if err != nil {
+		return nil, err
+	}
+	cfgPath := filepath.Join(dir, "alertmanager.yml")
+	if err := os.WriteFile(cfgPath, []byte(alertmanagerConfig(webhookURL)), 0o644); err != nil {
+		return nil, err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	proc, err := startProcess("alertmanager", filepath.Join(dir, "alertmanager.log"), bin,
+		"--config.file="+cfgPath,
+		"--storage.path="+filepath.Join(dir, "alertmanager-data"),
+		"--web.listen-address="+addr,
+		"--cluster.listen-address=", // no gossip: one instance, no port to collide
+		"--log.level=warn",
+	)
+	if err != nil {
+		return nil, err
+	}
+	a := &Alertmanager{URL: "http://" + addr, proc: proc}
+	if err := proc.waitReady(ctx, a.URL+"/-/ready"); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func alertmanagerConfig(webhookURL string) string {
+	receiver := "  - name: webhook\n"
+	if webhookURL != "" {
+		receiver += fmt.Sprintf("    webhook_configs:\n      - url: %q\n        send_resolved: true\n", webhookURL)
+	}
+	return `global:
+  resolve_timeout: 1m
+route:
+  receiver: webhook
+  group_by: [cluster, alertname, topic]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+` + receiver
+}

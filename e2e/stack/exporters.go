@@ -1,0 +1,101 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
+)
+
+// Exporter is one sidecar, running beside one Kafka node.
+type Exporter struct {
+	NodeID int32
+	Addr   string // host:port of its HTTP server
+	URL    string // its /metrics URL
+	proc   *process
+}
+
+// Close stops the exporter.
+func (e *Exporter) Close() { e.proc.stop() }
+
+// Exporters are the sidecars of a cluster, ordered by node id.
+type Exporters []*Exporter
+
+// Close stops every exporter.
+func (es Exporters) Close() {
+	for _, e := range es {
+		e.Close()
+	}
+}
+
+// URLs lists the /metrics URLs, ordered by node id.
+func (es Exporters) URLs() []string {
+	var urls []string
+	for _, e := range es {
+		urls = append(urls, e.URL)
+	}
+	return urls
+}
+
+// Node returns the exporter of a node, or nil.
+func (es Exporters) Node(id int32) *Exporter {
+	for _, e := range es {
+		if e.NodeID == id {
+			return e
+		}
+	}
+	return nil
+}
+
+// Targets are the exporters as Prometheus scrape targets.
+func (es Exporters) Targets() []Target {
+	var ts []Target
+	for _, e := range es {
+		ts = append(ts, Target{Addr: e.Addr, Instance: fmt.Sprintf("kafka-%d", e.NodeID)})
+	}
+	return ts
+}
+
+// StartExporters starts one sidecar per node of c, as it would run in
+// production: following the node's three log files and polling the admin
+// API of its own broker only. extraArgs are appended to every command line
+// (they may override the defaults here). It waits until every exporter is
+// ready (/-/ready: log files open, first admin refresh done). Its output goes
+// to exporter.log in the node's directory. On error nothing is left running.
+func StartExporters(ctx context.Context, c *harness.Cluster, binPath string, extraArgs ...string) (Exporters, error) {
+	var es Exporters
+	for _, n := range c.Nodes() {
+		addr, err := freeAddr()
+		if err != nil {
+			es.Close()
+			return nil, err
+		}
+		args := []string{
+			"serve",
+			"--web.listen-address=" + addr,
+			"--log.file=" + filepath.Join(n.LogDir, "server.log"),
+			"--log.file=" + filepath.Join(n.LogDir, "state-change.log"),
+			"--log.file=" + filepath.Join(n.LogDir, "controller.log"),
+			"--kafka.server=" + n.BrokerAddr,
+			fmt.Sprintf("--kafka.broker-id=%d", n.ID),
+			"--kafka.refresh-interval=2s",
+			"--stall.threshold=20s",
+			"--log.poll-interval=250ms",
+		}
+		args = append(args, extraArgs...)
+		p, err := startProcess(fmt.Sprintf("exporter %d", n.ID), filepath.Join(n.Dir, "exporter.log"), binPath, args...)
+		if err != nil {
+			es.Close()
+			return nil, err
+		}
+		es = append(es, &Exporter{NodeID: n.ID, Addr: addr, URL: "http://" + addr + "/metrics", proc: p})
+	}
+	for _, e := range es {
+		if err := e.proc.waitReady(ctx, "http://"+e.Addr+"/-/ready"); err != nil {
+			es.Close()
+			return nil, err
+		}
+	}
+	return es, nil
+}
