@@ -114,15 +114,17 @@ func (s *stream) advance() error {
 			continue
 		}
 		s.st.Records++
-		ev, isEvent := s.parser.Parse(rec)
-		if !isEvent {
-			s.fn(s.name, &rec, nil)
+		// s.rec and s.ev hold the record in the (heap) stream: handing out the
+		// address of a local would allocate once per record.
+		s.rec = rec
+		var isEvent bool
+		if s.ev, isEvent = s.parser.Parse(rec); !isEvent {
+			s.fn(s.name, &s.rec, nil)
 			continue
 		}
-		ev.File = s.name
+		s.ev.File = s.name
 		s.st.Parsed++
-		s.st.EventCount[ev.Type]++
-		s.rec, s.ev = rec, ev
+		s.st.EventCount[s.ev.Type]++
 		return nil
 	}
 }

@@ -1,0 +1,134 @@
+package collector
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+)
+
+func applyLines(t testing.TB, s *Store, lines ...string) {
+	t.Helper()
+	p := logparse.NewParser(time.UTC)
+	for _, l := range lines {
+		ev, ok := p.ParseLine([]byte(l))
+		if !ok {
+			t.Fatalf("want parsed: %s", l)
+		}
+		s.Apply(&ev)
+	}
+}
+
+const (
+	isrUpd = "[2026-11-30 10:00:0%s,000] INFO [Partition %s broker=1] ISR updated to %s  and version updated to %s (kafka.cluster.Partition)"
+)
+
+func line(format string, args ...string) string {
+	for _, a := range args {
+		format = strings.Replace(format, "%s", a, 1)
+	}
+	return format
+}
+
+func TestLogCollectorGolden(t *testing.T) {
+	s := NewStore(func(topic string) bool { return topic != "excluded" })
+	applyLines(t, s,
+		line(isrUpd, "1", "orders-0", "1,2,3", "5"),
+		line(isrUpd, "2", "orders-0", "1,2", "6"),
+		line(isrUpd, "3", "orders-0", "1,2,3", "7"),
+		line(isrUpd, "4", "excluded-0", "1,2", "7"),
+	)
+	c := NewLogCollector(s, LogMetricsOptions{PartitionLabels: true, LeaderGauges: true})
+	want := `
+# HELP kafka_replication_partition_isr_shrinks_total Committed ISR shrinks: an 'ISR updated to …' line with fewer members than the previous one (kafka.cluster.Partition, INFO).
+# TYPE kafka_replication_partition_isr_shrinks_total counter
+kafka_replication_partition_isr_shrinks_total{partition="0",topic="orders"} 1
+# HELP kafka_replication_partition_isr_expands_total Committed ISR expansions: an 'ISR updated to …' line with more members than the previous one (or Kafka <= 2.7 'Expanding ISR'; INFO).
+# TYPE kafka_replication_partition_isr_expands_total counter
+kafka_replication_partition_isr_expands_total{partition="0",topic="orders"} 1
+# HELP kafka_replication_partition_in_sync_replicas ISR size of a partition this broker leads, from its last 'ISR updated to …' or 'Leader … starts at leader epoch' line (log-only mode).
+# TYPE kafka_replication_partition_in_sync_replicas gauge
+kafka_replication_partition_in_sync_replicas{partition="0",topic="orders"} 3
+# HELP kafka_replication_log_events_total Log records that parsed to a replication event, by logparse event type.
+# TYPE kafka_replication_log_events_total counter
+`
+	for _, typ := range logparse.Types() {
+		n := 0
+		if typ == logparse.ISRUpdate {
+			n = 4 // the excluded topic's event still counts here
+		}
+		want += "kafka_replication_log_events_total{type=\"" + typ.String() + "\"} " + strconv.Itoa(n) + "\n"
+	}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
+		"kafka_replication_partition_isr_shrinks_total", "kafka_replication_partition_isr_expands_total",
+		"kafka_replication_partition_in_sync_replicas", "kafka_replication_log_events_total"); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Errorf("want lint clean, got %v %v", problems, err)
+	}
+}
+
+func TestLogCollectorRollup(t *testing.T) {
+	s := NewStore(nil)
+	applyLines(t, s,
+		line(isrUpd, "1", "orders-0", "1,2,3", "5"),
+		line(isrUpd, "2", "orders-0", "1,2", "6"),
+		line(isrUpd, "1", "orders-1", "1,2,3", "5"),
+		line(isrUpd, "2", "orders-1", "1", "6"),
+	)
+	c := NewLogCollector(s, LogMetricsOptions{PartitionLabels: false})
+	want := `
+# HELP kafka_replication_partition_isr_shrinks_total Committed ISR shrinks: an 'ISR updated to …' line with fewer members than the previous one (kafka.cluster.Partition, INFO).
+# TYPE kafka_replication_partition_isr_shrinks_total counter
+kafka_replication_partition_isr_shrinks_total{topic="orders"} 2
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "kafka_replication_partition_isr_shrinks_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+// A follower line means this broker no longer leads the partition: its log stops
+// speaking for the ISR, and the overlay says nothing.
+func TestStoreLeaderViewEndsWithFollowerLine(t *testing.T) {
+	s := NewStore(nil)
+	applyLines(t, s,
+		line(isrUpd, "1", "orders-0", "1,2,3", "5"),
+		"[2026-11-30 10:00:05,000] INFO [Broker id=1] Follower orders-0 starts at leader epoch 4 from offset 10 with partition epoch 9 and high watermark 10. Current leader is 2. Previous leader Some(2) and previous leader epoch was 4. (state.change.logger)",
+	)
+	if _, _, _, _, ok := s.LogPartitionState("orders", 0); ok {
+		t.Error("want no log view for a partition this broker follows")
+	}
+}
+
+// BenchmarkLogCollector10kPartitions renders /metrics for 10k partitions of
+// log-derived state (the issue's budget: 100 ms).
+func BenchmarkLogCollector10kPartitions(b *testing.B) {
+	s := NewStore(nil)
+	p := logparse.NewParser(time.UTC)
+	for i := 0; i < 10000; i++ {
+		l := line(isrUpd, "1", "topic"+strconv.Itoa(i/50)+"-"+strconv.Itoa(i%50), "1,2,3", "5")
+		ev, _ := p.ParseLine([]byte(l))
+		s.Apply(&ev)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewLogCollector(s, LogMetricsOptions{PartitionLabels: true, LeaderGauges: true}))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		mfs, err := reg.Gather()
+		if err != nil {
+			b.Fatal(err)
+		}
+		enc := expfmt.NewEncoder(io.Discard, expfmt.NewFormat(expfmt.TypeTextPlain))
+		for _, mf := range mfs {
+			enc.Encode(mf)
+		}
+	}
+}
