@@ -2,6 +2,7 @@ package collector
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // adminPrefix is the metric namespace (the lead's log metrics share it).
@@ -114,21 +115,26 @@ func (a *Admin) Collect(ch chan<- prometheus.Metric) {
 		if t.minISRConfig > 0 {
 			gauge(d.topicMinISR, float64(t.minISRConfig), t.name)
 		}
-		if d.partitionLabels {
-			a.collectPartitions(ch, t)
-		} else {
+		if !d.partitionLabels {
 			a.collectRollup(ch, t)
 		}
 	}
+	if d.partitionLabels {
+		a.collectPartitions(ch, s.ordered)
+	}
 }
 
-func (a *Admin) collectPartitions(ch chan<- prometheus.Metric, t *topicSample) {
+// collectPartitions sends the per-partition series. At 100k partitions that
+// is ~1.6M series, and prometheus.MustNewConstMetric costs ~10 allocations
+// each (label pairs rebuilt every time), several seconds of Collect. So the
+// label pairs are built once per refresh (see build) and the metrics are
+// handed out from a per-scrape arena: no allocation per series here.
+func (a *Admin) collectPartitions(ch chan<- prometheus.Metric, ordered []*partitionSample) {
 	d := &a.descs
-	for i := range t.partitions {
-		p := &t.partitions[i]
-		lv := []string{t.name, p.label}
+	var arena metricArena
+	for _, p := range ordered {
 		gauge := func(desc *prometheus.Desc, v float64) {
-			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, lv...)
+			ch <- arena.next(desc, p.labels, v, prometheus.GaugeValue)
 		}
 		gauge(d.replicas, float64(p.replicas))
 		gauge(d.isr, float64(p.isr))
@@ -149,11 +155,55 @@ func (a *Admin) collectPartitions(ch chan<- prometheus.Metric, t *topicSample) {
 			gauge(d.leo, float64(p.leo))
 		}
 		for _, l := range p.lags {
-			ch <- prometheus.MustNewConstMetric(d.lag, prometheus.GaugeValue, float64(l.lag), t.name, p.label, l.replica)
+			ch <- arena.next(d.lag, l.labels, float64(l.lag), prometheus.GaugeValue)
 		}
 		gauge(d.stalled, b2f(p.stalled))
-		ch <- prometheus.MustNewConstMetric(d.regressions, prometheus.CounterValue, float64(p.regressions), lv...)
+		ch <- arena.next(d.regressions, p.labels, float64(p.regressions), prometheus.CounterValue)
 	}
+}
+
+// snapshotMetric is a prometheus.Metric over label pairs prepared by the
+// refresh. The pairs are shared and never modified (they are sorted by name
+// already, so the registry does not copy them).
+type snapshotMetric struct {
+	desc   *prometheus.Desc
+	labels []*dto.LabelPair
+	value  float64
+	kind   prometheus.ValueType
+}
+
+func (m *snapshotMetric) Desc() *prometheus.Desc { return m.desc }
+
+func (m *snapshotMetric) Write(out *dto.Metric) error {
+	out.Label = m.labels
+	v := m.value
+	if m.kind == prometheus.CounterValue {
+		out.Counter = &dto.Counter{Value: &v}
+	} else {
+		out.Gauge = &dto.Gauge{Value: &v}
+	}
+	return nil
+}
+
+// metricArena hands out snapshotMetrics from chunks that are never
+// reallocated, so a pointer already sent stays valid for the whole scrape.
+type metricArena struct{ chunk []snapshotMetric }
+
+func (a *metricArena) next(desc *prometheus.Desc, labels []*dto.LabelPair, v float64, kind prometheus.ValueType) *snapshotMetric {
+	if len(a.chunk) == cap(a.chunk) {
+		a.chunk = make([]snapshotMetric, 0, 4096)
+	}
+	a.chunk = append(a.chunk, snapshotMetric{desc: desc, labels: labels, value: v, kind: kind})
+	return &a.chunk[len(a.chunk)-1]
+}
+
+// labelPairs returns name/value pairs; callers pass them sorted by name.
+func labelPairs(nameValues ...string) []*dto.LabelPair {
+	out := make([]*dto.LabelPair, 0, len(nameValues)/2)
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		out = append(out, &dto.LabelPair{Name: &nameValues[i], Value: &nameValues[i+1]})
+	}
+	return out
 }
 
 func (a *Admin) collectRollup(ch chan<- prometheus.Metric, t *topicSample) {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // requestKind is the `request` label of the admin request error counter.
@@ -45,6 +47,10 @@ type adminSnapshot struct {
 	duration    time.Duration
 	counts      adminCounters
 	topics      []topicSample // sorted by name
+	// ordered is every partition in the order the registry sorts series
+	// (label values compared as strings: partition, then topic). Fed in
+	// that order, its sort is linear instead of dominating the scrape.
+	ordered []*partitionSample
 }
 
 type topicSample struct {
@@ -54,8 +60,10 @@ type topicSample struct {
 }
 
 type partitionSample struct {
+	topic       string
 	partition   int32
-	label       string // partition id, formatted once
+	partitionID string           // partition, formatted once
+	labels      []*dto.LabelPair // partition, topic: built once per refresh for Collect
 	replicas    int
 	isr         int   // joined with the log view: the fresher wins
 	minISR      int   // effective: min(config, replicas); 0 = unknown
@@ -71,8 +79,8 @@ type partitionSample struct {
 }
 
 type replicaLag struct {
-	replica string
-	lag     int64
+	labels []*dto.LabelPair // partition, replica, topic
+	lag    int64
 }
 
 func (p *partitionSample) underReplicated() bool { return p.isr < p.replicas }
@@ -127,10 +135,13 @@ func (a *Admin) build(p refreshPlan, got fetched, mdAt time.Time) *adminSnapshot
 			ts = &topicSample{name: pp.key.topic, minISRConfig: a.minISR[pp.key.topic]}
 			byTopic[pp.key.topic] = ts
 		}
+		partitionID := strconv.FormatInt(int64(pp.key.partition), 10)
 		isr, epoch := a.join.join(pp.key, len(pp.isr), int64(pp.epoch), mdAt, count)
 		s := partitionSample{
+			topic:       pp.key.topic,
 			partition:   pp.key.partition,
-			label:       strconv.FormatInt(int64(pp.key.partition), 10),
+			partitionID: partitionID,
+			labels:      labelPairs("partition", partitionID, "topic", pp.key.topic),
 			replicas:    len(pp.replicas),
 			isr:         isr,
 			leader:      pp.leader,
@@ -155,7 +166,10 @@ func (a *Admin) build(p refreshPlan, got fetched, mdAt time.Time) *adminSnapshot
 				if f, ok := got.leo[r][pp.key]; ok {
 					// The follower is asked a moment apart from the leader
 					// and can be ahead by then; lag is never negative.
-					s.lags = append(s.lags, replicaLag{replica: strconv.FormatInt(int64(r), 10), lag: max(s.leo-f.offset, 0)})
+					s.lags = append(s.lags, replicaLag{
+						labels: labelPairs("partition", partitionID, "replica", strconv.FormatInt(int64(r), 10), "topic", pp.key.topic),
+						lag:    max(s.leo-f.offset, 0),
+					})
 				}
 			}
 		}
@@ -169,5 +183,16 @@ func (a *Admin) build(p refreshPlan, got fetched, mdAt time.Time) *adminSnapshot
 		snap.topics = append(snap.topics, *ts)
 	}
 	slices.SortFunc(snap.topics, func(x, y topicSample) int { return strings.Compare(x.name, y.name) })
+	for i := range snap.topics {
+		for j := range snap.topics[i].partitions {
+			snap.ordered = append(snap.ordered, &snap.topics[i].partitions[j])
+		}
+	}
+	slices.SortFunc(snap.ordered, func(x, y *partitionSample) int {
+		if c := strings.Compare(x.partitionID, y.partitionID); c != 0 {
+			return c
+		}
+		return strings.Compare(x.topic, y.topic)
+	})
 	return snap
 }
