@@ -117,15 +117,15 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 }
 
 // StartT starts a cluster for a test. The cluster is closed when the test
-// ends; its directory is removed unless the test failed or KRE_E2E_KEEP is
-// set, in which case the path is logged.
+// ends; its directory is removed unless the test failed, KRE_E2E_KEEP is set
+// or the directory is under KRE_E2E_DIR, in which case the path is logged.
 func StartT(t testing.TB, opts Options) *Cluster {
 	t.Helper()
 	if opts.Logf == nil {
 		opts.Logf = t.Logf
 	}
 	if opts.Dir == "" {
-		dir, err := os.MkdirTemp("", "kafka-e2e-*")
+		dir, err := testDir(t)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,8 +145,23 @@ func StartT(t testing.TB, opts Options) *Cluster {
 	return c
 }
 
+// testDir is a fresh directory for a test's cluster: under $KRE_E2E_DIR,
+// named after the test (so scripts can find the logs, see
+// e2e/capture-fixtures.sh), or else a new temporary directory.
+func testDir(t testing.TB) (string, error) {
+	root := os.Getenv("KRE_E2E_DIR")
+	if root == "" {
+		return os.MkdirTemp("", "kafka-e2e-*")
+	}
+	dir := filepath.Join(root, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	return dir, os.MkdirAll(dir, 0o755)
+}
+
 func keep(t testing.TB, dir string) {
-	if t.Failed() || os.Getenv("KRE_E2E_KEEP") != "" {
+	if t.Failed() || os.Getenv("KRE_E2E_KEEP") != "" || os.Getenv("KRE_E2E_DIR") != "" {
 		t.Logf("cluster files kept in %s", dir)
 		return
 	}

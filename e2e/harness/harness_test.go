@@ -1,0 +1,114 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestLogFilesOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files []string
+		want  []string
+	}{
+		{"hourly", []string{"server.log.2026-11-30-14", "server.log", "server.log.2026-11-30-13"},
+			[]string{"server.log.2026-11-30-13", "server.log.2026-11-30-14", "server.log"}},
+		{"size", []string{"server.log.1", "server.log.10", "server.log.2", "server.log"},
+			[]string{"server.log.10", "server.log.2", "server.log.1", "server.log"}},
+		{"no live file yet", []string{"server.log.1"}, []string{"server.log.1"}},
+		{"other logs ignored", []string{"server.log", "state-change.log", "server.logx"}, []string{"server.log"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range tc.files {
+				if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n := &Node{LogDir: dir, cluster: &Cluster{opts: Options{Version: "4.1.1"}}}
+			got, err := n.LogFiles("server.log")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				got[i] = filepath.Base(got[i])
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("LogFiles = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestServerProperties(t *testing.T) {
+	n := &Node{ID: 2, BrokerAddr: "127.0.0.1:1001", ControllerAddr: "127.0.0.1:1002", DataDir: "/d"}
+	props := serverProperties(n, "1@a:1,2@b:2,3@c:3", map[string]string{"min.insync.replicas": "1", "x.y": "z"})
+	for _, want := range []string{
+		"node.id=2\n", "process.roles=broker,controller\n", "controller.quorum.voters=1@a:1,2@b:2,3@c:3\n",
+		"listeners=PLAINTEXT://127.0.0.1:1001,CONTROLLER://127.0.0.1:1002\n", "log.dirs=/d\n",
+		"min.insync.replicas=1\n", "x.y=z\n", "default.replication.factor=3\n", "replica.lag.time.max.ms=5000\n",
+	} {
+		if !strings.Contains(props, want) {
+			t.Errorf("server.properties lacks %q:\n%s", want, props)
+		}
+	}
+	if strings.Contains(props, "min.insync.replicas=2") {
+		t.Error("an override did not replace the default")
+	}
+}
+
+func TestLoggingConfigs(t *testing.T) {
+	pattern := "[%d] %p %m (%c)%n"
+	hourly := log4j2Config(Rolling{}, map[string]string{"kafka.cluster.Partition": "TRACE"})
+	for _, want := range []string{
+		pattern, `fileName="${sys:kafka.logs.dir}/server.log"`, `filePattern="${sys:kafka.logs.dir}/server.log.%d{yyyy-MM-dd-HH}"`,
+		`<Logger name="state.change.logger" level="INFO" additivity="false"><AppenderRef ref="StateChangeAppender"/>`,
+		`<Logger name="org.apache.kafka.controller" level="INFO" additivity="false"><AppenderRef ref="ControllerAppender"/>`,
+		`<Logger name="kafka.cluster.Partition" level="TRACE"/>`,
+	} {
+		if !strings.Contains(hourly, want) {
+			t.Errorf("log4j2 config lacks %q", want)
+		}
+	}
+	sized := log4j2Config(Rolling{MaxBytes: 4096}, nil)
+	if !strings.Contains(sized, `<SizeBasedTriggeringPolicy size="4096"/>`) || !strings.Contains(sized, `fileIndex="min"`) {
+		t.Errorf("size-based log4j2 config:\n%s", sized)
+	}
+	l1 := log4jConfig(Rolling{}, nil)
+	for _, want := range []string{
+		"ConversionPattern=" + pattern, "log4j.appender.kafkaAppender.DatePattern='.'yyyy-MM-dd-HH",
+		"log4j.additivity.state.change.logger=false", "log4j.logger.org.apache.kafka.controller=INFO, controllerAppender",
+	} {
+		if !strings.Contains(l1, want) {
+			t.Errorf("log4j config lacks %q", want)
+		}
+	}
+	if s := log4jConfig(Rolling{MaxBytes: 4096}, nil); !strings.Contains(s, "kafkaAppender=org.apache.log4j.RollingFileAppender\nlog4j.appender.kafkaAppender.MaxFileSize=4096") {
+		t.Errorf("size-based log4j config:\n%s", s)
+	}
+}
+
+func TestRandomClusterID(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{21}$`)
+	for range 100 {
+		id, err := randomClusterID()
+		if err != nil || !re.MatchString(id) {
+			t.Fatalf("randomClusterID() = %q, %v", id, err)
+		}
+	}
+}
+
+func TestFreePortsDistinct(t *testing.T) {
+	ports, err := freePorts(6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ports)
+	if len(slices.Compact(ports)) != 6 {
+		t.Errorf("freePorts(6) = %v: not distinct", ports)
+	}
+}
