@@ -1,0 +1,316 @@
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v2"
+)
+
+// decodeAll decodes every YAML document of a file (Kubernetes manifests have
+// several) into generic maps.
+func decodeAll(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	var docs []map[string]any
+	for {
+		var doc map[string]any
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return docs
+		}
+		if err != nil {
+			t.Fatalf("%s: document %d: %v", path, len(docs)+1, err)
+		}
+		if doc != nil {
+			docs = append(docs, doc)
+		}
+	}
+}
+
+// get walks a decoded document: string keys for maps, ints for lists.
+func get(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[any]any)
+			if !ok {
+				if sm, ok := v.(map[string]any); ok {
+					v = sm[k]
+					continue
+				}
+				return nil
+			}
+			v = m[k]
+		case int:
+			l, ok := v.([]any)
+			if !ok || k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+func TestEveryYAMLParses(t *testing.T) {
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 4 {
+		t.Fatalf("found only %v", files)
+	}
+	for _, f := range files {
+		if docs := decodeAll(t, f); len(docs) == 0 {
+			t.Errorf("%s: no YAML document", f)
+		}
+	}
+}
+
+// sidecar returns the exporter container of the pod manifest.
+func sidecar(t *testing.T, docs []map[string]any) (pod map[string]any, container map[any]any) {
+	t.Helper()
+	for _, d := range docs {
+		if d["kind"] != "Pod" {
+			continue
+		}
+		containers, _ := get(d, "spec", "containers").([]any)
+		for _, c := range containers {
+			if cm, ok := c.(map[any]any); ok && cm["name"] == "kafka-replication-exporter" {
+				return d, cm
+			}
+		}
+	}
+	t.Fatal("no Pod with a kafka-replication-exporter container")
+	return nil, nil
+}
+
+func TestKubernetesPod(t *testing.T) {
+	docs := decodeAll(t, "kubernetes/pod.yaml")
+	pod, c := sidecar(t, docs)
+
+	var args []string
+	for _, a := range c["args"].([]any) {
+		args = append(args, a.(string))
+	}
+	checkArgs(t, "kubernetes/pod.yaml", args)
+	for _, want := range []string{"server.log", "state-change.log", "controller.log"} {
+		if !strings.Contains(strings.Join(args, " "), "/"+want) {
+			t.Errorf("sidecar does not follow %s", want)
+		}
+	}
+
+	if get(pod, "spec", "securityContext", "fsGroup") == nil {
+		t.Error("no pod securityContext.fsGroup: a non-root sidecar may not be able to read the logs")
+	}
+	if get(c, "securityContext", "readOnlyRootFilesystem") != true {
+		t.Error("sidecar: want readOnlyRootFilesystem: true")
+	}
+	if get(c, "securityContext", "runAsNonRoot") != true {
+		t.Error("sidecar: want runAsNonRoot: true")
+	}
+	if p := get(c, "livenessProbe", "httpGet", "path"); p != "/-/healthy" {
+		t.Errorf("liveness probe path %v, want /-/healthy", p)
+	}
+	if p := get(c, "readinessProbe", "httpGet", "path"); p != "/-/ready" {
+		t.Errorf("readiness probe path %v, want /-/ready", p)
+	}
+	if p := get(c, "ports", 0, "containerPort"); p != 9742 {
+		t.Errorf("container port %v, want 9742", p)
+	}
+
+	// The log volume is shared with the broker and read-only in the sidecar;
+	// the position file is on a writable volume.
+	mounts, _ := c["volumeMounts"].([]any)
+	var logMount, stateMount map[any]any
+	for _, m := range mounts {
+		mm := m.(map[any]any)
+		switch {
+		case strings.HasPrefix(mm["mountPath"].(string), "/var/log/kafka"):
+			logMount = mm
+		case strings.HasPrefix(mm["mountPath"].(string), "/var/lib/kre"):
+			stateMount = mm
+		}
+	}
+	if logMount == nil || logMount["readOnly"] != true {
+		t.Errorf("sidecar log mount %v, want /var/log/kafka readOnly", logMount)
+	}
+	if stateMount == nil || stateMount["readOnly"] == true {
+		t.Errorf("sidecar state mount %v, want a writable /var/lib/kre for the position file", stateMount)
+	}
+	shared := false
+	containers, _ := get(pod, "spec", "containers").([]any)
+	for _, other := range containers {
+		om := other.(map[any]any)
+		if om["name"] == c["name"] {
+			continue
+		}
+		for _, m := range om["volumeMounts"].([]any) {
+			shared = shared || m.(map[any]any)["name"] == logMount["name"]
+		}
+	}
+	if !shared {
+		t.Error("the broker container does not mount the sidecar's log volume")
+	}
+
+	hasService := false
+	for _, d := range docs {
+		hasService = hasService || d["kind"] == "Service"
+	}
+	if !hasService {
+		t.Error("no Service for scraping")
+	}
+}
+
+// systemdUnit parses a unit file into section → key → values, joining
+// backslash continuations.
+func systemdUnit(t *testing.T, path string) map[string]map[string][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	unit := map[string]map[string][]string{}
+	section, logical := "", ""
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if logical == "" && (line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";")) {
+			continue
+		}
+		if strings.HasSuffix(line, "\\") {
+			logical += strings.TrimSuffix(line, "\\") + " "
+			continue
+		}
+		line, logical = logical+line, ""
+		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+			section = line[1 : len(line)-1]
+			unit[section] = map[string][]string{}
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if !ok || section == "" {
+			t.Fatalf("%s:%d: not a key=value line in a section: %q", path, n, line)
+		}
+		unit[section][strings.TrimSpace(key)] = append(unit[section][strings.TrimSpace(key)], strings.TrimSpace(value))
+	}
+	return unit
+}
+
+func TestSystemdUnit(t *testing.T) {
+	unit := systemdUnit(t, "systemd/kafka_replication_exporter.service")
+	for _, s := range []string{"Unit", "Service", "Install"} {
+		if unit[s] == nil {
+			t.Errorf("no [%s] section", s)
+		}
+	}
+	svc := unit["Service"]
+	exec := svc["ExecStart"]
+	if len(exec) != 1 {
+		t.Fatalf("ExecStart %q, want exactly one", exec)
+	}
+	argv := strings.Fields(exec[0])
+	if argv[0] != "/usr/local/bin/kafka_replication_exporter" {
+		t.Errorf("ExecStart runs %s", argv[0])
+	}
+	checkArgs(t, "systemd ExecStart", argv[1:])
+	for key, want := range map[string]string{
+		"ProtectSystem":       "strict",
+		"SupplementaryGroups": "kafka",
+		"ReadOnlyPaths":       "/var/log/kafka",
+		"StateDirectory":      "kafka_replication_exporter",
+		"NoNewPrivileges":     "yes",
+	} {
+		if got := svc[key]; len(got) != 1 || got[0] != want {
+			t.Errorf("%s=%q, want %s", key, got, want)
+		}
+	}
+	if svc["DynamicUser"] == nil && svc["User"] == nil {
+		t.Error("neither DynamicUser nor User: the exporter would run as root")
+	}
+	// The position file must be in the StateDirectory, the only writable path.
+	if !strings.Contains(exec[0], "--log.position-file=/var/lib/kafka_replication_exporter/") {
+		t.Error("--log.position-file is not in /var/lib/<StateDirectory>")
+	}
+
+	env, err := os.ReadFile("systemd/kafka_replication_exporter.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(env), "KAFKA_REPLICATION_EXPORTER_SASL_PASSWORD=") {
+		t.Error("the env file example does not show KAFKA_REPLICATION_EXPORTER_SASL_PASSWORD")
+	}
+}
+
+func TestPrometheusConfig(t *testing.T) {
+	const path = "prometheus/prometheus.yml"
+	cfg := decodeAll(t, path)[0]
+	jobs, _ := cfg["scrape_configs"].([]any)
+	if len(jobs) == 0 {
+		t.Fatal("no scrape_configs")
+	}
+	static, relabelled := false, false
+	for _, j := range jobs {
+		if get(j, "static_configs", 0, "labels", "cluster") != nil {
+			static = true
+		}
+		rules, _ := get(j, "relabel_configs").([]any)
+		for _, r := range rules {
+			relabelled = relabelled || get(r, "target_label") == "cluster"
+		}
+	}
+	if !static {
+		t.Error("no static_configs target with a cluster label")
+	}
+	if !relabelled {
+		t.Error("no service-discovery job relabelling into cluster")
+	}
+	for _, rf := range cfg["rule_files"].([]any) {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(path), rf.(string))); err != nil {
+			t.Errorf("rule_files: %v", err)
+		}
+	}
+	if get(cfg, "alerting", "alertmanagers") == nil {
+		t.Error("no alerting.alertmanagers")
+	}
+
+	promtool := filepath.Join(toolCache(), "bin", "promtool")
+	if _, err := os.Stat(promtool); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("promtool not installed (run .ci/install-prometheus-tools.sh): %v", err)
+		}
+		t.Skipf("promtool not in %s; run .ci/install-prometheus-tools.sh", filepath.Dir(promtool))
+	}
+	// --syntax-only: the file names hosts that do not resolve here and a
+	// kubernetes_sd job that needs no cluster to be valid.
+	if out, err := exec.Command(promtool, "check", "config", "--syntax-only", path).CombinedOutput(); err != nil {
+		t.Errorf("promtool check config: %v\n%s", err, out)
+	}
+}
+
+func toolCache() string {
+	if c := os.Getenv("KRE_CACHE"); c != "" {
+		return c
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache", "kafka_replication_exporter")
+}
