@@ -69,8 +69,14 @@ func level(s []byte) (Level, int) {
 	default:
 		return LevelUnknown, 0
 	}
-	if len(s) < n || string(s[:n]) != levelNames[l] || (len(s) > n && s[n] != ' ') {
+	if len(s) < n || (len(s) > n && s[n] != ' ') {
 		return LevelUnknown, 0
+	}
+	name := levelNames[l]
+	for i := 1; i < n; i++ {
+		if s[i] != name[i] {
+			return LevelUnknown, 0
+		}
 	}
 	return l, n
 }
@@ -200,10 +206,14 @@ func splitLogger(h *header) {
 		fallthrough
 	case layoutDefault:
 		// "… (logger)"
-		// Logger names hold no '(', so the last '(' opens the suffix.
-		if len(m) > 0 && m[len(m)-1] == ')' {
-			if i := bytes.LastIndexByte(m, '('); i > 0 && m[i-1] == ' ' && isLoggerName(m[i+1:len(m)-1]) {
-				h.logger = m[i+1 : len(m)-1]
+		// One backward pass over the logger name, then " (".
+		if n := len(m); n > 0 && m[n-1] == ')' {
+			i := n - 2
+			for i >= 0 && isLoggerByte(m[i]) {
+				i--
+			}
+			if i > 0 && i < n-2 && m[i] == '(' && m[i-1] == ' ' {
+				h.logger = m[i+1 : n-1]
 				m = m[:i-1]
 			}
 		}
@@ -233,9 +243,13 @@ func isLoggerName(s []byte) bool {
 		return false
 	}
 	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '$' || c == '-') {
+		if !isLoggerByte(c) {
 			return false
 		}
 	}
 	return true
+}
+
+func isLoggerByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '$' || c == '-'
 }

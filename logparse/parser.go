@@ -49,25 +49,25 @@ func (p *Parser) ParseLine(line []byte) (Event, bool) {
 // line, other logger, junk) — never an error. Event.Line = rec.Line;
 // Event.File is left empty (the caller sets it).
 func (p *Parser) Parse(rec Record) (ev Event, ok bool) {
+	// Event is large (~440 bytes): the result is filled in place and the
+	// reject paths return it untouched (zero), never a second copy.
 	var h header
 	if !splitHeaderPrefix(rec.First, &h) {
-		return Event{}, false
+		return ev, false
 	}
 	if h.kind == layoutSpring || h.kind == layoutSimple {
 		splitLogger(&h) // the message follows the logger in these layouts
 	}
 	kind := prefilter(h.msg)
 	if kind == identNone {
-		return Event{}, false
+		return ev, false
 	}
 	if h.kind == layoutDefault || h.kind == layoutStrimzi {
 		splitLogger(&h)
 	}
-	ev = Event{
-		Broker: -1, Partition: -1, Replica: -1, Leader: -1,
-		Version: -1, PartitionEpoch: -1, LeaderEpoch: -1, StartOffset: -1, Epoch: -1, LargestOffset: -1,
-		Level: h.level, Line: rec.Line,
-	}
+	ev.Broker, ev.Partition, ev.Replica, ev.Leader = -1, -1, -1, -1
+	ev.Version, ev.PartitionEpoch, ev.LeaderEpoch, ev.StartOffset, ev.Epoch, ev.LargestOffset = -1, -1, -1, -1, -1, -1
+	ev.Level, ev.Line = h.level, rec.Line
 	p.isr, p.fromTo, p.oos, p.acks = p.isr[:0], p.fromTo[:0], p.oos[:0], p.acks[:0]
 	switch kind {
 	case identPartition:
@@ -86,7 +86,8 @@ func (p *Parser) Parse(rec Record) (ev Event, ok bool) {
 		ok = p.controller(&ev, h.msg)
 	}
 	if !ok {
-		return Event{}, false
+		ev = Event{} // a handler may have set fields before giving up
+		return ev, false
 	}
 	if len(h.logger) == 0 && len(rec.Cont) > 0 {
 		h.logger = p.unwrapLogger(rec.First, rec.Cont)
