@@ -39,6 +39,21 @@ func BenchmarkParseNotOurs(b *testing.B) {
 	}
 }
 
+// BenchmarkParseIntoNotOurs is the reject path without Parse's by-value
+// Event result.
+func BenchmarkParseIntoNotOurs(b *testing.B) {
+	p := NewParser(time.UTC)
+	var ev Event
+	rec := Record{First: benchNotOurs, Line: 1, Lines: 1}
+	b.SetBytes(int64(len(benchNotOurs)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if p.ParseInto(rec, &ev) {
+			b.Fatal("parsed")
+		}
+	}
+}
+
 func BenchmarkParseISRAckProgress(b *testing.B) {
 	p := NewParser(time.UTC)
 	b.SetBytes(int64(len(benchAck)))

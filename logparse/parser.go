@@ -49,45 +49,56 @@ func (p *Parser) ParseLine(line []byte) (Event, bool) {
 // line, other logger, junk) — never an error. Event.Line = rec.Line;
 // Event.File is left empty (the caller sets it).
 func (p *Parser) Parse(rec Record) (ev Event, ok bool) {
-	// Event is large (~440 bytes): the result is filled in place and the
-	// reject paths return it untouched (zero), never a second copy.
+	ok = p.ParseInto(rec, &ev)
+	if !ok {
+		ev = Event{}
+	}
+	return ev, ok
+}
+
+// ParseInto is Parse writing into *ev, for hot loops: Event is ~440 bytes,
+// and returning it by value costs more than rejecting a line that is not
+// ours. When it returns false, *ev holds garbage and must not be used.
+func (p *Parser) ParseInto(rec Record, ev *Event) bool {
 	var h header
 	if !splitHeaderPrefix(rec.First, &h) {
-		return ev, false
+		return false
 	}
 	if h.kind == layoutSpring || h.kind == layoutSimple {
 		splitLogger(&h) // the message follows the logger in these layouts
 	}
 	kind := prefilter(h.msg)
 	if kind == identNone {
-		return ev, false
+		return false
 	}
 	if h.kind == layoutDefault || h.kind == layoutStrimzi {
 		splitLogger(&h)
 	}
-	ev.Broker, ev.Partition, ev.Replica, ev.Leader = -1, -1, -1, -1
-	ev.Version, ev.PartitionEpoch, ev.LeaderEpoch, ev.StartOffset, ev.Epoch, ev.LargestOffset = -1, -1, -1, -1, -1, -1
-	ev.Level, ev.Line = h.level, rec.Line
+	*ev = Event{
+		Broker: -1, Partition: -1, Replica: -1, Leader: -1,
+		Version: -1, PartitionEpoch: -1, LeaderEpoch: -1, StartOffset: -1, Epoch: -1, LargestOffset: -1,
+		Level: h.level, Line: rec.Line,
+	}
 	p.isr, p.fromTo, p.oos, p.acks = p.isr[:0], p.fromTo[:0], p.oos[:0], p.acks[:0]
+	ok := false
 	switch kind {
 	case identPartition:
-		ok = p.partition(&ev, h.msg)
+		ok = p.partition(ev, h.msg)
 	case identBroker:
-		ok = p.stateChange(&ev, h.msg)
+		ok = p.stateChange(ev, h.msg)
 	case identReplicaManager:
-		ok = p.produce(&ev, h.msg, rec.Cont)
+		ok = p.produce(ev, h.msg, rec.Cont)
 	case identFetcher:
-		ok = p.fetcher(&ev, h.msg)
+		ok = p.fetcher(ev, h.msg)
 	case identLog:
-		ok = p.unifiedLog(&ev, h.msg)
+		ok = p.unifiedLog(ev, h.msg)
 	case identEpochCache:
-		ok = p.epochCache(&ev, h.msg)
+		ok = p.epochCache(ev, h.msg)
 	case identController, identNoPrefix:
-		ok = p.controller(&ev, h.msg)
+		ok = p.controller(ev, h.msg)
 	}
 	if !ok {
-		ev = Event{} // a handler may have set fields before giving up
-		return ev, false
+		return false
 	}
 	if len(h.logger) == 0 && len(rec.Cont) > 0 {
 		h.logger = p.unwrapLogger(rec.First, rec.Cont)
@@ -99,7 +110,7 @@ func (p *Parser) Parse(rec Record) (ev Event, ok bool) {
 	case layoutSpring:
 		ev.Time, _ = p.ts.isoTime(h.ts, p.loc)
 	}
-	return ev, true
+	return true
 }
 
 // ident is the message's ident prefix class, the first dispatch key.
