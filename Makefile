@@ -44,11 +44,12 @@ rules dashboards:
 	bash .ci/install-prometheus-tools.sh
 	cd dashboards && $(GO) test -count=1 ./...
 
+# README's flags, metrics and alerts tables are generated from the code, the golden scrape and the rule file.
 docs:
-	$(GO) run ./cmd/kafka_replication_exporter/docgen -readme README.md
+	$(GO) test ./cmd/kafka_replication_exporter/ -run TestReadmeTables -count=1 -update
 
 docs-check:
-	$(GO) run ./cmd/kafka_replication_exporter/docgen -readme README.md -check
+	$(GO) test ./cmd/kafka_replication_exporter/ -run 'TestReadmeTables|TestDocAppMatchesRun' -count=1
 
 e2e:
 	bash .ci/install-prometheus-tools.sh

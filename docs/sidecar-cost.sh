@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Measures the whole sidecar (follow + split + parse + check + state) beside a broker log
+# written at 100k lines/s: a TRACE-heavy genlog.py mix over 10,000 partitions, rotated by rename
+# every 200k lines. Prints the exporter's CPU (% of a core) and max RSS from /usr/bin/time -v,
+# and checks that every line was read. Usage: bash docs/sidecar-cost.sh [seconds]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${1:-20}
+RATE=${RATE:-100000}
+SHARED=${SHARED:-../shared}
+work=$(mktemp -d)
+trap 'kill $exp 2>/dev/null || true; rm -rf "$work"' EXIT
+make -s build
+python3 "$SHARED/bench/genlog.py" --lines $((SECS * RATE)) --partitions 10000 --seed 3 \
+  --out "$work/src.log" --manifest "$work/m.json" >/dev/null
+: >"$work/server.log"
+/usr/bin/time -v bin/kafka_replication_exporter serve --log.file="$work/server.log" \
+  --web.listen-address=127.0.0.1:19742 --web.disable-exporter-metrics 2>"$work/time.out" >/dev/null &
+exp=$!
+sleep 1
+python3 - "$work/src.log" "$work/server.log" "$RATE" <<'PY'
+import sys, time, os
+src, dst, rate = sys.argv[1], sys.argv[2], int(sys.argv[3])
+batch, rotate_every = rate // 10, 200000
+out, n, t0 = open(dst, "a"), 0, time.time()
+with open(src) as f:
+    while True:
+        lines = [l for _, l in zip(range(batch), f)]
+        if not lines: break
+        out.writelines(lines); out.flush(); n += len(lines)
+        if n % rotate_every < batch:          # log4j-style rename + create
+            out.close(); os.rename(dst, dst + ".%d" % n); out = open(dst, "a")
+        time.sleep(max(0, t0 + n / rate - time.time()))
+out.close()
+print("wrote %d lines in %.1fs" % (n, time.time() - t0))
+PY
+sleep 2
+read_lines=$(curl -s 127.0.0.1:19742/metrics | awk '/^kafka_replication_log_lines_total/ {print $2}')
+parts=$(curl -s 127.0.0.1:19742/metrics | grep -c '^kafka_replication_partition_high_watermark_updates_total' || true)
+pkill -TERM -P $exp; wait $exp || true   # $exp is /usr/bin/time; stop the exporter under it
+echo "lines read by the exporter: $read_lines (expected $(wc -l < "$work/src.log")), partitions in state: $parts"
+grep -E 'Percent of CPU|Maximum resident|Elapsed|User time|System time' "$work/time.out"
