@@ -83,6 +83,7 @@ func (a *Admin) refresh() {
 	}
 	snap := a.build(plan, got, mdAt)
 	a.tracker.forget(a.gen)
+	a.labels.forget(a.gen)
 	snap.up = true
 	snap.lastSuccess = mdAt
 	snap.duration = time.Since(started)
@@ -151,9 +152,22 @@ func (a *Admin) detectBrokerID() {
 // plan applies the topic filter and the scope, and groups the offset
 // requests by broker.
 func (a *Admin) plan(md *sarama.MetadataResponse) refreshPlan {
+	total := 0
+	for _, t := range md.Topics {
+		if t != nil {
+			total += len(t.Partitions)
+		}
+	}
+	// Sized up front: at 100k partitions, growing these by doubling was
+	// most of a refresh's garbage.
 	p := refreshPlan{
-		hwByBroker:  make(map[int32][]partitionKey),
-		leoByBroker: make(map[int32][]partitionKey),
+		parts:       make([]plannedPartition, 0, total),
+		hwByBroker:  make(map[int32][]partitionKey, len(a.brokers)),
+		leoByBroker: make(map[int32][]partitionKey, len(a.brokers)),
+	}
+	perBroker := total/max(len(a.brokers), 1) + 1
+	for id := range a.brokers {
+		p.hwByBroker[id] = make([]partitionKey, 0, perBroker)
 	}
 	// Offline partitions are exported by exactly one sidecar: the one of the
 	// lowest live broker id.
@@ -203,6 +217,9 @@ func (a *Admin) plan(md *sarama.MetadataResponse) refreshPlan {
 				if online {
 					for _, r := range pm.Replicas {
 						if _, live := a.brokers[r]; live && !slices.Contains(pm.OfflineReplicas, r) {
+							if p.leoByBroker[r] == nil {
+								p.leoByBroker[r] = make([]partitionKey, 0, perBroker*len(pm.Replicas))
+							}
 							p.leoByBroker[r] = append(p.leoByBroker[r], pp.key)
 						}
 					}

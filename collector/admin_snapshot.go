@@ -135,13 +135,13 @@ func (a *Admin) build(p refreshPlan, got fetched, mdAt time.Time) *adminSnapshot
 			ts = &topicSample{name: pp.key.topic, minISRConfig: a.minISR[pp.key.topic]}
 			byTopic[pp.key.topic] = ts
 		}
-		partitionID := strconv.FormatInt(int64(pp.key.partition), 10)
+		ls := a.labels.get(pp.key, a.gen)
 		isr, epoch := a.join.join(pp.key, len(pp.isr), int64(pp.epoch), mdAt, count)
 		s := partitionSample{
 			topic:       pp.key.topic,
 			partition:   pp.key.partition,
-			partitionID: partitionID,
-			labels:      labelPairs("partition", partitionID, "topic", pp.key.topic),
+			partitionID: ls.partitionID,
+			labels:      ls.pairs,
 			replicas:    len(pp.replicas),
 			isr:         isr,
 			leader:      pp.leader,
@@ -167,7 +167,7 @@ func (a *Admin) build(p refreshPlan, got fetched, mdAt time.Time) *adminSnapshot
 					// The follower is asked a moment apart from the leader
 					// and can be ahead by then; lag is never negative.
 					s.lags = append(s.lags, replicaLag{
-						labels: labelPairs("partition", partitionID, "replica", strconv.FormatInt(int64(r), 10), "topic", pp.key.topic),
+						labels: ls.lagPairs(r),
 						lag:    max(s.leo-f.offset, 0),
 					})
 				}
@@ -195,4 +195,49 @@ func (a *Admin) build(p refreshPlan, got fetched, mdAt time.Time) *adminSnapshot
 		return strings.Compare(x.topic, y.topic)
 	})
 	return snap
+}
+
+// labelCache keeps the label pairs of each partition across refreshes: they
+// never change, and rebuilding them was most of a 100k-partition refresh's
+// allocations.
+type labelCache map[partitionKey]*partitionLabels
+
+type partitionLabels struct {
+	topic, partitionID string
+	pairs              []*dto.LabelPair // partition, topic
+	lag                map[int32][]*dto.LabelPair
+	seen               uint64
+}
+
+func (c labelCache) get(k partitionKey, gen uint64) *partitionLabels {
+	l, ok := c[k]
+	if !ok {
+		id := strconv.FormatInt(int64(k.partition), 10)
+		l = &partitionLabels{topic: k.topic, partitionID: id, pairs: labelPairs("partition", id, "topic", k.topic)}
+		c[k] = l
+	}
+	l.seen = gen
+	return l
+}
+
+// lagPairs returns the pairs of the replica lag series (partition, replica, topic).
+func (l *partitionLabels) lagPairs(replica int32) []*dto.LabelPair {
+	if p, ok := l.lag[replica]; ok {
+		return p
+	}
+	if l.lag == nil {
+		l.lag = make(map[int32][]*dto.LabelPair, 2)
+	}
+	p := labelPairs("partition", l.partitionID, "replica", strconv.FormatInt(int64(replica), 10), "topic", l.topic)
+	l.lag[replica] = p
+	return p
+}
+
+// forget drops partitions not exported since generation keepFrom.
+func (c labelCache) forget(keepFrom uint64) {
+	for k, l := range c {
+		if l.seen < keepFrom {
+			delete(c, k)
+		}
+	}
 }

@@ -1,0 +1,82 @@
+package collector
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+)
+
+func parseAdminFlags(t *testing.T, env map[string]string, args ...string) (*AdminConfig, error) {
+	t.Helper()
+	app := kingpin.New("test", "")
+	cmd := app.Command("serve", "").Default()
+	cfg := AddAdminFlags(cmd)
+	cfg.lookupEnv = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	if _, err := app.Parse(args); err != nil {
+		return nil, err
+	}
+	return cfg, cfg.Validate()
+}
+
+func TestAdminFlagDefaults(t *testing.T) {
+	cfg, err := parseAdminFlags(t, nil, "--kafka.server=localhost:9092")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Version != "3.9.0" || cfg.BrokerID != -1 || cfg.Scope != ScopeLeader ||
+		cfg.RefreshInterval != 15*time.Second || cfg.RequestTimeout != 10*time.Second ||
+		cfg.StallThreshold != 2*time.Minute || cfg.PartitionLogLevel != "" {
+		t.Errorf("unexpected defaults: %+v", cfg)
+	}
+	if cfg.sarama.Net.ReadTimeout != 10*time.Second || cfg.sarama.Net.DialTimeout != 10*time.Second {
+		t.Errorf("want request timeout applied to sarama, got dial %v read %v", cfg.sarama.Net.DialTimeout, cfg.sarama.Net.ReadTimeout)
+	}
+}
+
+func TestAdminLogOnlyMode(t *testing.T) {
+	cfg, err := parseAdminFlags(t, nil)
+	if err != nil || len(cfg.Servers) != 0 {
+		t.Errorf("want log-only mode valid with no servers, got %v %v", cfg, err)
+	}
+}
+
+func TestAdminValidate(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		wantErr string // "" = valid
+	}{
+		{"scram with password file", nil, []string{"--kafka.server=k:9092", "--kafka.sasl.mechanism=scram-sha-512", "--kafka.sasl.username=u", "--kafka.sasl.password-file=" + pw}, ""},
+		{"plain with env password", map[string]string{saslPasswordEnv: "x"}, []string{"--kafka.server=k:9092", "--kafka.sasl.mechanism=plain", "--kafka.sasl.username=u"}, ""},
+		{"sasl without password", nil, []string{"--kafka.server=k:9092", "--kafka.sasl.mechanism=plain", "--kafka.sasl.username=u"}, "needs a password"},
+		{"password file and env", map[string]string{saslPasswordEnv: "x"}, []string{"--kafka.server=k:9092", "--kafka.sasl.mechanism=plain", "--kafka.sasl.username=u", "--kafka.sasl.password-file=" + pw}, "use one"},
+		{"sasl without username", nil, []string{"--kafka.server=k:9092", "--kafka.sasl.mechanism=scram-sha-256"}, "username"},
+		{"username without mechanism", nil, []string{"--kafka.server=k:9092", "--kafka.sasl.username=u"}, "need --kafka.sasl.mechanism"},
+		{"tls file without tls", nil, []string{"--kafka.server=k:9092", "--kafka.tls.ca-file=/x"}, "need --kafka.tls.enabled"},
+		{"cert without key", nil, []string{"--kafka.server=k:9092", "--kafka.tls.enabled", "--kafka.tls.cert-file=/x"}, "go together"},
+		{"missing ca file", nil, []string{"--kafka.server=k:9092", "--kafka.tls.enabled", "--kafka.tls.ca-file=" + filepath.Join(dir, "nope")}, "ca-file"},
+		{"bad version", nil, []string{"--kafka.server=k:9092", "--kafka.version=banana"}, "kafka.version"},
+		{"server without port", nil, []string{"--kafka.server=k"}, "host:port"},
+		{"zero timeout", nil, []string{"--kafka.server=k:9092", "--kafka.request-timeout=0s"}, "request-timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseAdminFlags(t, tc.env, tc.args...)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("want valid, got %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("want error containing %q, got %v", tc.wantErr, err)
+			}
+		})
+	}
+}
