@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"errors"
+	"net"
 	"slices"
 	"testing"
 	"time"
@@ -28,12 +30,19 @@ func testLeaderFailover(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	must(t, err)
 	t.Logf("Kafka %s: new leader %d (epoch %d) %.1fs after SIGKILL of node 1, ISR %v",
 		c.Version(), st.Leader, st.LeaderEpoch, time.Since(killed).Seconds(), st.ISR)
-	// A client whose metadata still names the dead leader gets NOT_LEADER
-	// for its first sends; that is the normal retriable failover error.
+	// A client whose metadata still names the dead leader gets NOT_LEADER,
+	// or "connection refused" from the dead node, for its first sends; that
+	// is the normal retriable failover error. The rest must be accepted.
 	res, err := c.Produce(ctx, topic, 0, 20, sarama.WaitForAll)
 	must(t, err)
-	if n := res.Count(sarama.ErrNotLeaderForPartition); n != len(res.Errors) || len(res.Offsets) == 0 {
-		t.Errorf("produce after failover: %d ok, errors %v", len(res.Offsets), res.Errors)
+	var netErr *net.OpError
+	for _, err := range res.Errors {
+		if !errors.Is(err, sarama.ErrNotLeaderForPartition) && !errors.As(err, &netErr) {
+			t.Errorf("produce after failover: unexpected error %v", err)
+		}
+	}
+	if len(res.Offsets) < 15 {
+		t.Errorf("produce after failover: only %d of 20 accepted, errors %v", len(res.Offsets), res.Errors)
 	}
 	acked := int64(20 + len(res.Offsets) + 10)
 
