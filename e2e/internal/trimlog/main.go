@@ -55,7 +55,7 @@ func main() {
 
 var (
 	header   = regexp.MustCompile(`^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) `)
-	topicRef = regexp.MustCompile(`(?:Partition |partition |for |Leader |Follower |change for |state change for |Truncating )(?:[A-Za-z0-9_-]{22}:)?([A-Za-z0-9._-]+)-\d+\b`)
+	topicRef = regexp.MustCompile(`(?:Partition |partition |partition=|for |Leader |Follower |change for |state change for |Truncating )(?:[A-Za-z0-9_-]{22}:)?([A-Za-z0-9._-]+)-\d+\b`)
 	// Ids Kafka prints in these contexts: topic ids, directory ids, cluster id.
 	idContext = regexp.MustCompile(`(?:topic id Some\(|topic id |topic ID |topicId=|Some\(|directories=\[|, |clusterId=|cluster ID )([A-Za-z0-9_-]{22})\b`)
 	idPrefix  = regexp.MustCompile(`\b([A-Za-z0-9_-]{22}):[A-Za-z0-9._-]+-\d+\b`)
