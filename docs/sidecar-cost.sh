@@ -37,6 +37,7 @@ PY
 sleep 2
 read_lines=$(curl -s 127.0.0.1:19742/metrics | awk '/^kafka_replication_log_lines_total/ {print $2}')
 parts=$(curl -s 127.0.0.1:19742/metrics | grep -c '^kafka_replication_partition_high_watermark_updates_total' || true)
-pkill -TERM -P $exp; wait $exp || true   # $exp is /usr/bin/time; stop the exporter under it
+pkill -TERM -P $exp || true
+wait $exp || true   # $exp is /usr/bin/time; the exporter under it got the SIGTERM
 echo "lines read by the exporter: $read_lines (expected $(wc -l < "$work/src.log")), partitions in state: $parts"
-grep -E 'Percent of CPU|Maximum resident|Elapsed|User time|System time' "$work/time.out"
+grep -E "Percent of CPU|Maximum resident|Elapsed|User time|System time" "$work/time.out" || cat "$work/time.out"
