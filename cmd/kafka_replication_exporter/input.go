@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"time"
 )
 
 // maxLineBytes bounds the memory one physical line may take. The rest of a longer
@@ -70,18 +71,31 @@ func groupInputs(paths []string) [][]string {
 	return out
 }
 
-// rolledLess orders hourly names lexically (which is time order) and numbered
-// names (server.log.1 is the newest) by descending number.
+// rolledLess orders hourly names lexically (which is time order). Numbered names
+// mean opposite things to log4j 1.2 (server.log.1 is the newest) and log4j2's
+// default strategy (server.log.1 is the oldest), so they are ordered by
+// modification time, falling back to log4j 1.2's convention on a tie.
 func rolledLess(a, b string) bool {
 	ma, mb := rolledSuffix.FindStringSubmatch(a), rolledSuffix.FindStringSubmatch(b)
 	na, nb := ma[2], mb[2]
-	if len(na) != 13 && len(nb) != 13 { // both numbered
-		if len(na) != len(nb) {
-			return len(na) > len(nb)
-		}
-		return na > nb
+	if len(na) == 13 && len(nb) == 13 { // both hourly
+		return na < nb
 	}
-	return na < nb
+	if ta, tb := modTime(a), modTime(b); !ta.Equal(tb) && !ta.IsZero() && !tb.IsZero() {
+		return ta.Before(tb)
+	}
+	if len(na) != len(nb) {
+		return len(na) > len(nb)
+	}
+	return na > nb
+}
+
+func modTime(path string) time.Time {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }
 
 // openInput opens a log file for reading; gzip is recognised by its magic bytes.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runCLI runs the program in-process and returns its exit code and output.
@@ -259,5 +260,25 @@ func TestVerifyMergesFilesByTime(t *testing.T) {
 	code, rep := verifyJSON(t, state, server) // state-change.log named first on purpose
 	if code != exitOK || invariant(rep, "no_truncation_below_hw").Violations != 0 {
 		t.Errorf("want no truncation below HW, got exit %d %+v", code, invariant(rep, "no_truncation_below_hw"))
+	}
+}
+
+// log4j2's default numbering (server.log.1 oldest) and log4j 1.2's (server.log.1
+// newest) disagree, so numbered files are read by modification time.
+func TestVerifyNumberedRollsByModTime(t *testing.T) {
+	dir := t.TempDir()
+	hw := func(from, to string) string {
+		return "[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=" + from + ", segment=[1:1]) to (offset=" + to + ", segment=[1:2]) (kafka.cluster.Partition)\n"
+	}
+	base := time.Now().Add(-time.Hour)
+	for i, f := range []struct{ name, from, to string }{{"server.log.1", "1", "2"}, {"server.log.2", "2", "3"}, {"server.log", "3", "4"}} {
+		p := filepath.Join(dir, f.name)
+		os.WriteFile(p, []byte(hw(f.from, f.to)), 0o644)
+		mt := base.Add(time.Duration(i) * time.Minute)
+		os.Chtimes(p, mt, mt)
+	}
+	code, rep := verifyJSON(t, filepath.Join(dir, "server.log"), filepath.Join(dir, "server.log.1"), filepath.Join(dir, "server.log.2"))
+	if code != exitOK || invariant(rep, "hw_monotonic").Violations != 0 {
+		t.Errorf("want log4j2-numbered files read oldest first, got exit %d %+v", code, invariant(rep, "hw_monotonic"))
 	}
 }
