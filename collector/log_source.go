@@ -27,6 +27,7 @@ type LogFile struct {
 	started   atomic.Bool
 
 	queue *[]logparse.Event // set while catching up: events are queued, not applied
+	ev    logparse.Event    // reused for every record: an Event is ~440 bytes
 }
 
 // LogFileOptions configure how a file is followed.
@@ -105,8 +106,8 @@ func (f *LogFile) flush() {
 
 func (f *LogFile) record(rec logparse.Record) {
 	f.records.Add(1)
-	ev, ok := f.parser.Parse(rec)
-	if !ok {
+	ev := &f.ev
+	if !f.parser.ParseInto(rec, ev) {
 		return
 	}
 	ev.File = f.Path
@@ -114,7 +115,7 @@ func (f *LogFile) record(rec logparse.Record) {
 		*f.queue = append(*f.queue, ev.Clone())
 		return
 	}
-	f.store.Apply(&ev)
+	f.store.Apply(ev)
 }
 
 // Position is where the follower stands, for the position file.

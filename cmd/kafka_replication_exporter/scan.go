@@ -117,8 +117,7 @@ func (s *stream) advance() error {
 		// s.rec and s.ev hold the record in the (heap) stream: handing out the
 		// address of a local would allocate once per record.
 		s.rec = rec
-		var isEvent bool
-		if s.ev, isEvent = s.parser.Parse(rec); !isEvent {
+		if !s.parser.ParseInto(rec, &s.ev) {
 			s.fn(s.name, &s.rec, nil)
 			continue
 		}
