@@ -52,8 +52,7 @@ docs-check:
 	$(GO) test ./cmd/kafka_replication_exporter/ -run 'TestReadmeTables|TestDocAppMatchesRun' -count=1
 
 e2e:
-	bash .ci/install-prometheus-tools.sh
-	$(GO) test -count=1 -timeout 40m -v ./e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)' ; test $${PIPESTATUS[0]} -eq 0
+	bash .ci/e2e.sh
 
 run: build
 	$(GO) run ./e2e/cmd/devcluster
@@ -66,4 +65,4 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzSplitter -fuzztime=60s ./logparse/
 
 clean:
-	rm -rf bin e2e.log
+	rm -rf bin e2e.log e2e.log.retry
