@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 )
@@ -59,8 +60,8 @@ func (es Exporters) Targets() []Target {
 
 // StartExporters starts one sidecar per node of c, as it would run in
 // production: following the node's three log files and polling the admin
-// API of its own broker only. extraArgs are appended to every command line
-// (they may override the defaults here). It waits until every exporter is
+// API of its own broker only. extraArgs are added to every command line; an
+// extra --flag=value replaces the default of the same flag here. It waits until every exporter is
 // ready (/-/ready: log files open, first admin refresh done). Its output goes
 // to exporter.log in the node's directory. On error nothing is left running.
 func StartExporters(ctx context.Context, c *harness.Cluster, binPath string, extraArgs ...string) (Exporters, error) {
@@ -83,7 +84,7 @@ func StartExporters(ctx context.Context, c *harness.Cluster, binPath string, ext
 			"--stall.threshold=20s",
 			"--log.poll-interval=250ms",
 		}
-		args = append(args, extraArgs...)
+		args = withOverrides(args, extraArgs)
 		p, err := startProcess(fmt.Sprintf("exporter %d", n.ID), filepath.Join(n.Dir, "exporter.log"), binPath, args...)
 		if err != nil {
 			es.Close()
@@ -98,4 +99,24 @@ func StartExporters(ctx context.Context, c *harness.Cluster, binPath string, ext
 		}
 	}
 	return es, nil
+}
+
+// withOverrides appends extra to args, first dropping the args that set a
+// flag extra sets: the exporter's flag parser rejects a repeated flag.
+func withOverrides(args, extra []string) []string {
+	name := func(arg string) string {
+		n, _, _ := strings.Cut(arg, "=")
+		return n
+	}
+	overridden := map[string]bool{}
+	for _, e := range extra {
+		overridden[name(e)] = true
+	}
+	var out []string
+	for _, a := range args {
+		if !overridden[name(a)] {
+			out = append(out, a)
+		}
+	}
+	return append(out, extra...)
 }
