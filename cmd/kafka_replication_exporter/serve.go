@@ -212,6 +212,11 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 func (sc *sidecar) start(ctx context.Context, wg *sync.WaitGroup) {
 	collector.CatchUp(sc.files)
 	for _, f := range sc.files {
+		if f.Path == "-" {
+			// A read from stdin cannot be interrupted: shutdown does not wait for it.
+			go f.Run(ctx)
+			continue
+		}
 		wg.Add(1)
 		go func() { defer wg.Done(); f.Run(ctx) }()
 	}

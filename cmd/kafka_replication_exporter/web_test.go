@@ -1,0 +1,97 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/prometheus/exporter-toolkit/web"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// writeSelfSigned writes a certificate and key for 127.0.0.1.
+func writeSelfSigned(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	return certFile, keyFile
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// --web.config.file gives TLS and basic auth through exporter-toolkit, as in
+// every Prometheus exporter: 401 without credentials, 200 with them.
+func TestWebConfigTLSAndBasicAuth(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := writeSelfSigned(t, dir)
+	hash, _ := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	cfg := filepath.Join(dir, "web.yml")
+	os.WriteFile(cfg, []byte("tls_server_config:\n  cert_file: "+cert+"\n  key_file: "+key+"\nbasic_auth_users:\n  prom: "+string(hash)+"\n"), 0o600)
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+
+	sc, s := startSidecar(t, "--log.file="+filepath.Join(dir, "server.log"), "--web.listen-address="+addr, "--web.config.file="+cfg)
+	srv := &http.Server{Handler: sc.handler(s)}
+	go web.ListenAndServe(srv, s.web, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { srv.Close() })
+
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
+	get := func(user, pass string) int {
+		req, _ := http.NewRequest("GET", "https://"+addr+"/metrics", nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return -1
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	waitFor(t, "the TLS listener", 10*time.Second, func() bool { return get("", "") != -1 })
+	if got := get("", ""); got != http.StatusUnauthorized {
+		t.Errorf("want 401 without credentials, got %d", got)
+	}
+	if got := get("prom", "wrong"); got != http.StatusUnauthorized {
+		t.Errorf("want 401 with a wrong password, got %d", got)
+	}
+	if got := get("prom", "s3cret"); got != http.StatusOK {
+		t.Errorf("want 200 with credentials, got %d", got)
+	}
+}
