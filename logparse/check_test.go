@@ -79,7 +79,7 @@ func TestCheckerHWMonotonic(t *testing.T) {
 func TestCheckerPartitionEpochAndISRChurn(t *testing.T) {
 	rs := checkLines(t,
 		fill(isrLine, "1,2,3", "10"),
-		fill(isrLine, "1,2", "11"), // shrink
+		fill(isrLine, "1,2", "11"),   // shrink
 		fill(isrLine, "1,2,3", "12"), // expand
 		fill(isrLine, "1,2,3", "12"), // epoch did not increase
 	)
