@@ -141,20 +141,21 @@ func (c *LogCollector) collectPartitions(ch chan<- prometheus.Metric, snap []par
 		}
 		return snap[order[a]].key.Topic < snap[order[b]].key.Topic
 	})
+	var arena metricArena
 	for _, i := range order {
-		k, p, part := snap[i].key, &snap[i].p, parts[i]
+		p := &snap[i].p
 		for j, d := range c.counters {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(p.counters[j]), k.Topic, part)
+			ch <- arena.next(d, p.labels, float64(p.counters[j]), prometheus.CounterValue)
 		}
 		if p.hasHW {
-			ch <- prometheus.MustNewConstMetric(c.logHW, prometheus.GaugeValue, float64(p.hw), k.Topic, part)
+			ch <- arena.next(c.logHW, p.labels, float64(p.hw), prometheus.GaugeValue)
 		}
 		if c.opts.LeaderGauges && p.leader {
 			if !p.isrAt.IsZero() {
-				ch <- prometheus.MustNewConstMetric(c.isr, prometheus.GaugeValue, float64(p.isrSize), k.Topic, part)
+				ch <- arena.next(c.isr, p.labels, float64(p.isrSize), prometheus.GaugeValue)
 			}
 			if p.leaderEpoch >= 0 {
-				ch <- prometheus.MustNewConstMetric(c.epoch, prometheus.GaugeValue, float64(p.leaderEpoch), k.Topic, part)
+				ch <- arena.next(c.epoch, p.labels, float64(p.leaderEpoch), prometheus.GaugeValue)
 			}
 		}
 	}

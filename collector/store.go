@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
@@ -40,6 +42,7 @@ const (
 // logPartition is what this broker's logs said about one partition.
 type logPartition struct {
 	counters partitionCounters
+	labels   []*dto.LabelPair // {partition, topic}, built once: a scrape reuses them
 
 	hw    int64 // last HW seen in the log; valid when hasHW
 	hasHW bool
@@ -114,7 +117,7 @@ func (s *Store) Apply(ev *logparse.Event) {
 	k := PartitionKey{ev.Topic, ev.Partition}
 	p := s.parts[k]
 	if p == nil {
-		p = &logPartition{leaderEpoch: -1}
+		p = &logPartition{leaderEpoch: -1, labels: labelPairs("partition", string(appendInt(nil, int64(ev.Partition))), "topic", ev.Topic)}
 		s.parts[k] = p
 	}
 	c := &p.counters
