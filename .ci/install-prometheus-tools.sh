@@ -18,7 +18,9 @@ set -euo pipefail
 # Prometheus 3.x is published as Go module tags v0.3xx.y: v0.316.0 = v3.16.0.
 readonly PROMETHEUS_MODULE_VERSION=v0.316.0
 readonly PROMETHEUS_VERSION=3.16.0
-readonly ALERTMANAGER_VERSION=0.35.0
+# 0.32+ embed the web UI's build output (ui/app/dist), which is not in the
+# module zip, so only amtool would build; 0.31.1 still ships generated assets.
+readonly ALERTMANAGER_VERSION=0.31.1
 readonly PINT_VERSION=0.87.0
 
 readonly cache="${KRE_CACHE:-${HOME}/.cache/kafka_replication_exporter}"
@@ -87,6 +89,10 @@ install_alertmanager() {
 		log "alertmanager and amtool ${ALERTMANAGER_VERSION} already in ${bin}"
 		return
 	fi
+	if "${bin}/amtool" --version 2>&1 | grep -q 'branch: debian'; then
+		log "Debian's alertmanager and amtool already in ${bin} (remove them to retry the pinned build)"
+		return
+	fi
 	log "building alertmanager and amtool ${ALERTMANAGER_VERSION}"
 	if retry env GOBIN="${bin}" go install \
 		-ldflags "$(version_ldflags "${ALERTMANAGER_VERSION}")" \
@@ -98,19 +104,26 @@ install_alertmanager() {
 	install_alertmanager_from_debian
 }
 
-# pint is optional: the tests do not need it, and it only builds on its own
-# (sharing a module with prometheus v0.316.0 fails to compile).
+# pint is optional: the tests do not need it. It only builds in a module of its
+# own: `go install pint@version` fails on the proxy's refused version list, and
+# sharing a module with prometheus v0.316.0 fails to compile.
 install_pint() {
 	if "${bin}/pint" version 2>/dev/null | grep -q "${PINT_VERSION}"; then
 		log "pint ${PINT_VERSION} already in ${bin}"
 		return
 	fi
 	log "building pint ${PINT_VERSION} (optional)"
-	if ! GOBIN="${bin}" go install \
-		-ldflags "-X main.version=${PINT_VERSION}" \
-		"github.com/cloudflare/pint/cmd/pint@v${PINT_VERSION}"; then
+	local work
+	work=$(mktemp -d)
+	if ! (
+		cd "${work}" &&
+			go mod init pint-tool >/dev/null 2>&1 &&
+			retry go get -tool "github.com/cloudflare/pint/cmd/pint@v${PINT_VERSION}" &&
+			GOBIN="${bin}" go install -ldflags "-X main.version=${PINT_VERSION}" github.com/cloudflare/pint/cmd/pint
+	); then
 		log "pint did not build; continuing without it"
 	fi
+	rm -rf "${work}"
 }
 
 install_prometheus

@@ -251,6 +251,11 @@ func exporterRow() *dashboard.RowBuilder {
 			"ops", 8, 8,
 			query(fmt.Sprintf(`sum by (instance, file) (rate(kafka_replication_log_records_malformed_total{%s}[$__rate_interval]))`, sel), "{{instance}} {{file}}"),
 		)).
+		WithPanel(steps("Log files open",
+			"1 while the sidecar follows the file, 0 while it waits for the file to appear (wrong path, or mid-rotation).",
+			"short", 8, 8,
+			query(fmt.Sprintf(`kafka_replication_log_file_open{%s}`, sel), "{{instance}} {{file}}"),
+		).Min(0).Max(1)).
 		WithPanel(timeSeries("Time since last log line",
 			"Age of the newest line read from each file. state-change.log and controller.log are quiet on a calm cluster; all files old means a lost tail.",
 			"s", 8, 8,
@@ -258,7 +263,7 @@ func exporterRow() *dashboard.RowBuilder {
 		)).
 		WithPanel(timeSeries("Events parsed/s",
 			"Log records that parsed to a replication event, by event type.",
-			"ops", 24, 8,
+			"ops", 16, 8,
 			query(fmt.Sprintf(`sum by (type) (rate(kafka_replication_log_events_total{%s}[$__rate_interval]))`, sel), "{{type}}"),
 		))
 }
