@@ -56,6 +56,10 @@ type AdminConfig struct {
 	// Set by the caller before NewAdmin.
 	TopicFilter     func(topic string) bool // nil = every topic
 	PartitionLabels bool                    // false = per-topic rollups without the partition label
+	// OnTopics, when set, is called after every successful metadata refresh
+	// with the names of all topics that exist, so that the log-derived state
+	// of deleted topics (and with it their series) can be dropped.
+	OnTopics func(exists map[string]struct{})
 
 	// lookupEnv is os.LookupEnv; tests replace it.
 	lookupEnv func(string) (string, bool)

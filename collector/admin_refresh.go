@@ -68,6 +68,15 @@ func (a *Admin) refresh() {
 		return
 	}
 	mdAt := a.now()
+	if a.cfg.OnTopics != nil {
+		exists := make(map[string]struct{}, len(md.Topics))
+		for _, t := range md.Topics {
+			if t.Err == sarama.ErrNoError {
+				exists[t.Name] = struct{}{}
+			}
+		}
+		a.cfg.OnTopics(exists)
+	}
 	a.brokers = make(map[int32]string, len(md.Brokers))
 	for _, b := range md.Brokers {
 		a.brokers[b.ID()] = b.Addr()

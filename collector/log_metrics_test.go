@@ -132,3 +132,20 @@ func BenchmarkLogCollector10kPartitions(b *testing.B) {
 		}
 	}
 }
+
+// A deleted topic's log-derived series disappear once the admin API no longer lists it.
+func TestStoreRetainTopics(t *testing.T) {
+	s := NewStore(nil)
+	applyLines(t, s, line(isrUpd, "1", "gone-0", "1,2,3", "5"), line(isrUpd, "1", "kept-0", "1,2,3", "5"))
+	s.RetainTopics(func(topic string) bool { return topic == "kept" })
+	c0 := NewLogCollector(s, LogMetricsOptions{PartitionLabels: true})
+	if n := testutil.CollectAndCount(c0, "kafka_replication_partition_isr_shrinks_total"); n != 2 {
+		t.Errorf("want a topic seen within the grace period kept (it may be newer than the metadata), got %d series", n)
+	}
+	s.now = func() time.Time { return time.Now().Add(2 * retainGrace) }
+	s.RetainTopics(func(topic string) bool { return topic == "kept" })
+	c := NewLogCollector(s, LogMetricsOptions{PartitionLabels: true})
+	if n := testutil.CollectAndCount(c, "kafka_replication_partition_isr_shrinks_total"); n != 1 {
+		t.Errorf("want only the kept topic's series, got %d", n)
+	}
+}

@@ -43,6 +43,7 @@ const (
 type logPartition struct {
 	counters partitionCounters
 	labels   []*dto.LabelPair // {partition, topic}, built once: a scrape reuses them
+	seen     time.Time        // wall time of the last event
 
 	hw    int64 // last HW seen in the log; valid when hasHW
 	hasHW bool
@@ -147,6 +148,7 @@ func (s *Store) Apply(ev *logparse.Event) {
 		c[cUnclean]++
 	}
 	wall := s.now()
+	p.seen = wall
 	t := ev.Time
 	switch ev.Type {
 	case logparse.HWUpdate:
@@ -221,13 +223,18 @@ func (s *Store) LogPartitionState(topic string, partition int32) (isrSize int, i
 	return p.isrSize, p.isrAt, p.leaderEpoch, p.epochAt, true
 }
 
+// retainGrace keeps a partition whose topic the metadata does not list yet: a
+// topic created just after the metadata request logs before the next refresh.
+const retainGrace = time.Minute
+
 // RetainTopics drops the state of topics that no longer exist, so that their
 // series disappear. Called with the admin API's topic list after a refresh.
 func (s *Store) RetainTopics(exists func(topic string) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k := range s.parts {
-		if !exists(k.Topic) {
+	cutoff := s.now().Add(-retainGrace)
+	for k, p := range s.parts {
+		if !exists(k.Topic) && p.seen.Before(cutoff) {
 			delete(s.parts, k)
 		}
 	}

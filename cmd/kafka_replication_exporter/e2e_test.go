@@ -30,13 +30,13 @@ const e2eGolden = "../../collector/fixtures/e2e-output.txt"
 // led by broker 0, with a known number of records in each.
 func fakeCluster(t *testing.T) string {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, "orders", "idle"),
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, "orders", "idle", "payments"),
 		kfake.BrokerConfigs(map[string]string{"min.insync.replicas": "2"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	for _, topic := range []string{"orders", "idle"} {
+	for _, topic := range []string{"orders", "idle", "payments"} {
 		for p := int32(0); p < 3; p++ {
 			if err := c.MoveTopicPartition(topic, p, 0); err != nil {
 				t.Fatal(err)
