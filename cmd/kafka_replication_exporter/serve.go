@@ -200,6 +200,10 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 	if adminMode {
 		s.admin.TopicFilter = filter
 		s.admin.PartitionLabels = *s.partitionLabels
+		// Deleted topics: their log-derived series disappear with them.
+		s.admin.OnTopics = func(exists map[string]struct{}) {
+			sc.store.RetainTopics(func(topic string) bool { _, ok := exists[topic]; return ok })
+		}
 		sc.admin = collector.NewAdmin(s.admin, logger.With("component", "admin"), sc.store)
 		sc.registry.MustRegister(sc.admin)
 	}
