@@ -1,0 +1,212 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
+)
+
+// Alert durations are divided by ruleScale (see stack.ScaleRules): 2m → 4s,
+// 10m → 20s, 15m → 30s. The baseline covers ~40 min of operator time.
+const (
+	ruleScale      = 30
+	ruleFloor      = 2 * time.Second
+	baselineWindow = 80 * time.Second
+)
+
+// TestAlertLoop runs the whole alerting path on Kafka 4.1.1: sidecars →
+// Prometheus evaluating alerts/kafka-replication.rules.yml (time-scaled) →
+// Alertmanager → a webhook receiver in the test. A healthy cluster under
+// traffic pages nobody; losing two of three nodes pages under-min-ISR for
+// the topics and the HW stall for the busy topic only; restarting the nodes
+// resolves both.
+func TestAlertLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Kafka cluster, Prometheus and Alertmanager; skipped with -short")
+	}
+	for _, tool := range []string{"prometheus", "alertmanager"} {
+		if _, err := stack.Tool(tool); err != nil {
+			t.Skip(err)
+		}
+	}
+	start := time.Now()
+	defer func() { t.Logf("TestAlertLoop wall time %v", time.Since(start).Round(time.Second)) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+
+	c := harness.StartT(t, harness.Options{Version: "4.1.1"})
+	const busy, quiet = "busy", "quiet"
+	for _, topic := range []string{busy, quiet} {
+		must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}},
+			Configs: map[string]string{"min.insync.replicas": "2"}}))
+		produceOK(ctx, t, c, topic, 5, sarama.WaitForAll)
+	}
+
+	es, err := stack.StartExporters(ctx, c, exporterBinary(t))
+	must(t, err)
+	t.Cleanup(es.Close)
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "kafka-replication.rules.yml")
+	must(t, stack.ScaleRuleFile("../alerts/kafka-replication.rules.yml", rules, ruleScale, ruleFloor))
+	hook := stack.NewWebhook()
+	receiver := httptest.NewServer(hook)
+	t.Cleanup(receiver.Close)
+	am, err := stack.StartAlertmanager(ctx, dir, receiver.URL)
+	must(t, err)
+	t.Cleanup(am.Close)
+	prom, err := stack.StartPrometheus(ctx, dir, es.Targets(), []string{rules}, am.URL, time.Second)
+	must(t, err)
+	t.Cleanup(prom.Close)
+	t.Cleanup(func() {
+		notes, _ := hook.Notifications()
+		for _, n := range notes {
+			t.Logf("webhook: %s", n)
+		}
+		if t.Failed() {
+			t.Logf("Prometheus and Alertmanager files in %s", dir)
+		}
+	})
+	t.Logf("exporters %v, Prometheus %s, Alertmanager %s", es.URLs(), prom.URL, am.URL)
+
+	// Steady traffic on busy: acks=all while healthy, acks=1 once the nodes go
+	// (the writes a KAFKA-15583 stall hides from consumers).
+	var acks atomic.Int32
+	acks.Store(int32(sarama.WaitForAll))
+	trafficCtx, stopTraffic := context.WithCancel(ctx)
+	var traffic sync.WaitGroup
+	traffic.Go(func() { produceEvery(trafficCtx, c, busy, 500*time.Millisecond, &acks) })
+	defer func() { stopTraffic(); traffic.Wait() }()
+
+	observed := time.Now()
+	var lost, restored time.Time
+	t.Run("healthy_baseline_no_pages", func(t *testing.T) {
+		select {
+		case <-time.After(baselineWindow): // the observation window itself
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		}
+		up, err := prom.Query(ctx, `kafka_replication_up{cluster="local"} == 1`)
+		must(t, err)
+		if len(up) != 3 {
+			t.Fatalf("Prometheus sees %d sidecars with kafka_replication_up 1, want 3: the baseline saw nothing", len(up))
+		}
+		seen, err := prom.Query(ctx, `max_over_time(ALERTS[`+baselineWindow.String()+`])`)
+		must(t, err)
+		for _, s := range seen {
+			t.Errorf("alert %s during the healthy baseline: %v", s.Labels["alertstate"], s.Labels)
+		}
+		if notes, _ := hook.Notifications(); len(notes) > 0 {
+			t.Errorf("%d notifications reached the webhook from a healthy cluster, first: %s", len(notes), notes[0])
+		}
+	})
+
+	t.Run("two_nodes_down_pages", func(t *testing.T) {
+		acks.Store(int32(sarama.WaitForLocal))
+		must(t, c.StopNode(ctx, 3))
+		must(t, c.StopNode(ctx, 2))
+		lost = time.Now()
+		for _, topic := range []string{busy, quiet} {
+			waitAlert(ctx, t, hook, "firing", "KafkaPartitionUnderMinISR", topic, 90*time.Second)
+			t.Logf("KafkaPartitionUnderMinISR{topic=%q} at the webhook %v after the second node stopped", topic, time.Since(lost).Round(time.Second))
+		}
+		waitAlert(ctx, t, hook, "firing", "KafkaPartitionHighWatermarkStalled", busy, 120*time.Second)
+		t.Logf("KafkaPartitionHighWatermarkStalled{topic=%q} at the webhook %v after the second node stopped",
+			busy, time.Since(lost).Round(time.Second))
+		if a := findAlert(hook, "firing", "KafkaPartitionHighWatermarkStalled", quiet); a != nil {
+			t.Errorf("HW stall paged for the idle topic: %v", a.Labels)
+		}
+	})
+
+	t.Run("restart_resolves", func(t *testing.T) {
+		restore(ctx, t, c)
+		restored = time.Now()
+		acks.Store(int32(sarama.WaitForAll))
+		for _, topic := range []string{busy, quiet} {
+			waitAlert(ctx, t, hook, "resolved", "KafkaPartitionUnderMinISR", topic, 90*time.Second)
+		}
+		waitAlert(ctx, t, hook, "resolved", "KafkaPartitionHighWatermarkStalled", busy, 90*time.Second)
+		if a := findAlert(hook, "firing", "KafkaPartitionHighWatermarkStalled", quiet); a != nil {
+			t.Errorf("HW stall paged for the idle topic: %v", a.Labels)
+		}
+	})
+
+	if os.Getenv("RENDER_DASHBOARD") != "" {
+		renderDashboard(t, prom.URL, observed, map[string]time.Time{"2 nodes stopped": lost, "restarted": restored})
+	}
+}
+
+// renderDashboard draws docs/dashboard.png from this run's Prometheus with
+// e2e/cmd/render.
+func renderDashboard(t *testing.T, promURL string, from time.Time, marks map[string]time.Time) {
+	args := []string{"run", "./cmd/render", "-prometheus", promURL,
+		"-dashboard", "../dashboards/kafka-replication-overview.json", "-out", "../docs/dashboard.png",
+		"-start", fmt.Sprint(from.Unix()), "-end", fmt.Sprint(time.Now().Unix())}
+	for label, at := range marks {
+		if !at.IsZero() {
+			args = append(args, "-mark", fmt.Sprintf("%d:%s", at.Unix(), label))
+		}
+	}
+	out, err := exec.Command("go", args...).CombinedOutput()
+	if err != nil {
+		t.Errorf("render dashboard: %v\n%s", err, out)
+		return
+	}
+	t.Logf("rendered %s", strings.TrimSpace(string(out)))
+}
+
+// produceEvery sends one message to partition 0 of topic every interval with
+// the current acks until ctx ends. Failures are expected while nodes go.
+func produceEvery(ctx context.Context, c *harness.Cluster, topic string, interval time.Duration, acks *atomic.Int32) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			_, _ = c.Produce(ctx, topic, 0, 1, sarama.RequiredAcks(acks.Load()))
+		}
+	}
+}
+
+// waitAlert waits until the webhook has received alertname for topic in the
+// given status (firing, resolved) with cluster="local".
+func waitAlert(ctx context.Context, t *testing.T, hook *stack.Webhook, status, alertname, topic string, within time.Duration) {
+	t.Helper()
+	timeout := time.After(within)
+	for {
+		_, next := hook.Notifications()
+		if a := findAlert(hook, status, alertname, topic); a != nil {
+			t.Logf("webhook: %s %v", status, a.Labels)
+			return
+		}
+		select {
+		case <-next:
+		case <-timeout:
+			t.Fatalf("no %s %s{topic=%q,cluster=\"local\"} at the webhook within %v", status, alertname, topic, within)
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		}
+	}
+}
+
+func findAlert(hook *stack.Webhook, status, alertname, topic string) *stack.Alert {
+	for _, a := range hook.Alerts() {
+		if a.Status == status && a.Labels["alertname"] == alertname && a.Labels["topic"] == topic && a.Labels["cluster"] == "local" {
+			return &a
+		}
+	}
+	return nil
+}
