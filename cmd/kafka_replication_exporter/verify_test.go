@@ -282,3 +282,33 @@ func TestVerifyNumberedRollsByModTime(t *testing.T) {
 		t.Errorf("want log4j2-numbered files read oldest first, got exit %d %+v", code, invariant(rep, "hw_monotonic"))
 	}
 }
+
+// The real broker logs of the e2e scenarios (logparse/testdata/real-*.log):
+// only the unclean-election scenario may fail, and exactly on the invariants it
+// breaks — on both Kafka versions. Every other real log is a healthy cluster
+// (failover, ISR churn, min-ISR rejections) and must not raise a false alarm.
+func TestVerifyRealBrokerLogs(t *testing.T) {
+	logs, _ := filepath.Glob("../../logparse/testdata/real-*.log")
+	if len(logs) < 10 {
+		t.Fatalf("want the real-broker fixtures, found %d", len(logs))
+	}
+	wantFailed := map[string]string{
+		"real-3.9.1-unclean-controller.log": "no_unclean_election",
+		"real-4.1.1-unclean-controller.log": "no_unclean_election",
+		"real-3.9.1-unclean-old-leader.log": "no_truncation_below_hw",
+		"real-4.1.1-unclean-old-leader.log": "no_truncation_below_hw",
+	}
+	for _, p := range logs {
+		_, rep := verifyJSON(t, p)
+		var failed []string
+		for _, ir := range rep.Invariants {
+			if ir.Status == statusFailed {
+				failed = append(failed, ir.Name)
+			}
+		}
+		want := wantFailed[filepath.Base(p)]
+		if got := strings.Join(failed, ","); got != want {
+			t.Errorf("%s: want failed [%s], got [%s]", filepath.Base(p), want, got)
+		}
+	}
+}
