@@ -158,7 +158,9 @@ func renderDashboard(t *testing.T, promURL string, from time.Time, marks map[str
 			args = append(args, "-mark", fmt.Sprintf("%d:%s", at.Unix(), label))
 		}
 	}
-	out, err := exec.Command("go", args...).CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput()
 	if err != nil {
 		t.Errorf("render dashboard: %v\n%s", err, out)
 		return

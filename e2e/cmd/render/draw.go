@@ -75,7 +75,9 @@ func (c chart) draw(img *image.RGBA, r image.Rectangle) {
 	lo, hi := 0.0, 1.0
 	for _, s := range c.series {
 		for _, v := range s.values {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
+			if finite(v) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
 		}
 	}
 	hi += (hi - lo) * 0.1
@@ -84,7 +86,7 @@ func (c chart) draw(img *image.RGBA, r image.Rectangle) {
 		return plot.Min.X + int(f*float64(plot.Dx()))
 	}
 	y := func(v float64) int {
-		return plot.Max.Y - int((v-lo)/(hi-lo)*float64(plot.Dy()))
+		return plot.Max.Y - int(math.Min(1, math.Max(0, (v-lo)/(hi-lo)))*float64(plot.Dy()))
 	}
 
 	for i := 0; i <= 4; i++ { // horizontal grid with values
@@ -108,8 +110,9 @@ func (c chart) draw(img *image.RGBA, r image.Rectangle) {
 	for i, s := range c.series {
 		col := palette[i%len(palette)]
 		for j := 1; j < len(s.times); j++ {
-			// A gap in the samples (series absent) is not drawn across.
-			if s.times[j].Sub(s.times[j-1]) > span/50 {
+			// A gap in the samples (series absent) is not drawn across, nor
+			// is NaN (a division by zero in PromQL).
+			if s.times[j].Sub(s.times[j-1]) > span/50 || !finite(s.values[j-1]) || !finite(s.values[j]) {
 				continue
 			}
 			segment(img, x(s.times[j-1]), y(s.values[j-1]), x(s.times[j]), y(s.values[j]), col)
@@ -149,16 +152,19 @@ func segment(img *image.RGBA, x0, y0, x1, y1 int, col color.Color) {
 		if x0 == x1 && y0 == y1 {
 			return
 		}
-		if e2 := 2 * err; e2 >= dy {
+		e2 := 2 * err // both steps test the error from before either
+		if e2 >= dy {
 			err += dy
 			x0 += sx
 		}
-		if e2 := 2 * err; e2 <= dx {
+		if e2 <= dx {
 			err += dx
 			y0 += sy
 		}
 	}
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func abs(v int) int {
 	if v < 0 {
