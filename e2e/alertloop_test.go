@@ -143,6 +143,11 @@ func TestAlertLoop(t *testing.T) {
 	})
 
 	if os.Getenv("RENDER_DASHBOARD") != "" {
+		// Some healthy time after the restart, for the picture only.
+		select {
+		case <-time.After(20 * time.Second):
+		case <-ctx.Done():
+		}
 		renderDashboard(t, prom.URL, observed, map[string]time.Time{"2 nodes stopped": lost, "restarted": restored})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/image/font"
@@ -98,14 +99,14 @@ func (c chart) draw(img *image.RGBA, r image.Rectangle) {
 	for i := 0; i <= 4; i++ { // time axis
 		t := c.start.Add(span * time.Duration(i) / 4)
 		vline(img, x(t), plot.Min.Y, plot.Max.Y, grid, 1)
-		label(img, x(t)-28, plot.Max.Y+16, t.Format("15:04:05"), text)
+		label(img, min(x(t)-28, r.Max.X-60), plot.Max.Y+16, t.Format("15:04:05"), text)
 	}
 	for _, m := range c.marks {
 		if m.at.Before(c.start) || m.at.After(c.end) {
 			continue
 		}
 		vline(img, x(m.at), plot.Min.Y, plot.Max.Y, markColor, 4)
-		label(img, x(m.at)+3, plot.Min.Y+12, m.label, markColor)
+		label(img, min(x(m.at)+3, r.Max.X-7*len(m.label)-4), plot.Min.Y+12, m.label, markColor)
 	}
 	for i, s := range c.series {
 		col := palette[i%len(palette)]
@@ -121,7 +122,13 @@ func (c chart) draw(img *image.RGBA, r image.Rectangle) {
 	}
 }
 
+// label writes s in the 7×13 bitmap font, which has ASCII only: the
+// dashboard's typographic minus and dash become '-'.
 func label(img *image.RGBA, x, y int, s string, col color.Color) {
+	s = strings.NewReplacer("−", "-", "—", "-", "–", "-").Replace(s)
+	if maxX := img.Bounds().Max.X - 7*len(s) - 2; x > maxX {
+		x = maxX
+	}
 	d := font.Drawer{Dst: img, Src: image.NewUniform(col), Face: basicfont.Face7x13, Dot: fixed.P(x, y)}
 	d.DrawString(s)
 }
