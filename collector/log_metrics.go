@@ -17,7 +17,7 @@ var counterHelp = [numCounters]struct{ name, help string }{
 	cHWUpdates:              {"partition_high_watermark_updates_total", "Leader high-watermark advances, from 'High watermark updated from … to …' (kafka.cluster.Partition, DEBUG)."},
 	cHWViolations:           {"partition_high_watermark_violations_total", "High-watermark decreases within one leadership (hw_monotonic invariant), from consecutive 'High watermark updated' lines (DEBUG)."},
 	cHWBlocked:              {"partition_high_watermark_blocked_total", "HW increments refused while under min ISR, from 'Not increasing HWM because partition is under min ISR' (KAFKA-15583; TRACE, Kafka >= 3.7)."},
-	cISRShrinks:             {"partition_isr_shrinks_total", "Committed ISR shrinks: an 'ISR updated to …' line with fewer members than the previous one (kafka.cluster.Partition, INFO)."},
+	cISRShrinks:             {"partition_isr_shrinks_total", "ISR shrinks: the leader's 'Shrinking ISR from … to …' line, or an 'ISR updated to …' line with fewer members than the ISR known before (kafka.cluster.Partition, INFO)."},
 	cISRExpands:             {"partition_isr_expands_total", "Committed ISR expansions: an 'ISR updated to …' line with more members than the previous one (or Kafka <= 2.7 'Expanding ISR'; INFO)."},
 	cEpochRegressions:       {"partition_epoch_regressions_total", "ISR updates whose version / partition epoch did not increase (partition_epoch_monotonic invariant; INFO)."},
 	cNotEnoughReplicas:      {"partition_produce_not_enough_replicas_total", "Produce requests rejected with NotEnoughReplicas: 'Error processing append operation' + NotEnoughReplicasException (kafka.server.ReplicaManager, ERROR)."},

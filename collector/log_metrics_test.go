@@ -47,7 +47,7 @@ func TestLogCollectorGolden(t *testing.T) {
 	)
 	c := NewLogCollector(s, LogMetricsOptions{PartitionLabels: true, LeaderGauges: true})
 	want := `
-# HELP kafka_replication_partition_isr_shrinks_total Committed ISR shrinks: an 'ISR updated to …' line with fewer members than the previous one (kafka.cluster.Partition, INFO).
+# HELP kafka_replication_partition_isr_shrinks_total ISR shrinks: the leader's 'Shrinking ISR from … to …' line, or an 'ISR updated to …' line with fewer members than the ISR known before (kafka.cluster.Partition, INFO).
 # TYPE kafka_replication_partition_isr_shrinks_total counter
 kafka_replication_partition_isr_shrinks_total{partition="0",topic="orders"} 1
 # HELP kafka_replication_partition_isr_expands_total Committed ISR expansions: an 'ISR updated to …' line with more members than the previous one (or Kafka <= 2.7 'Expanding ISR'; INFO).
@@ -86,7 +86,7 @@ func TestLogCollectorRollup(t *testing.T) {
 	)
 	c := NewLogCollector(s, LogMetricsOptions{PartitionLabels: false})
 	want := `
-# HELP kafka_replication_partition_isr_shrinks_total Committed ISR shrinks: an 'ISR updated to …' line with fewer members than the previous one (kafka.cluster.Partition, INFO).
+# HELP kafka_replication_partition_isr_shrinks_total ISR shrinks: the leader's 'Shrinking ISR from … to …' line, or an 'ISR updated to …' line with fewer members than the ISR known before (kafka.cluster.Partition, INFO).
 # TYPE kafka_replication_partition_isr_shrinks_total counter
 kafka_replication_partition_isr_shrinks_total{topic="orders"} 2
 `

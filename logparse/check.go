@@ -208,6 +208,19 @@ func (c *Checker) Observe(ev *Event) Result {
 		p := c.part(ev)
 		p.isrSize, p.isrT = len(ev.ToISR), ev.Time
 		r.ISRExpand = true
+	case ISRShrink:
+		// The leader's own decision that followers fell behind. It is counted
+		// here, not at the "ISR updated to" that commits it: that line may never
+		// come (the controller fenced the follower first and the AlterPartition
+		// is rejected), and a sidecar started after the last ISR line has no
+		// earlier ISR to compare the committed one with. The line names both;
+		// the ISR it proposes becomes the one the commit (same size: not
+		// counted again) and a later expansion are compared with.
+		p := c.part(ev)
+		r.ISRShrink = true
+		if !ev.Time.Before(p.isrT) {
+			p.isrSize, p.isrT = len(ev.ToISR), ev.Time
+		}
 	case ProduceRejectedMinISR:
 		r.Checked.add(MinISREnforced)
 		if ev.MinISR > 0 && ev.ISRSize >= ev.MinISR {

@@ -181,3 +181,38 @@ func TestCheckerUncleanElectionDeduplicated(t *testing.T) {
 		t.Errorf("want 2 distinct unclean elections, got %d", n)
 	}
 }
+
+// "Shrinking ISR" counts the shrink once, whether or not an "ISR updated to"
+// commits it, and whether or not an earlier ISR line was seen.
+func TestCheckerShrinkCountedFromTheLeadersDecision(t *testing.T) {
+	shrinking := "[2025-10-16 15:57:10,000] INFO [Partition t-0 broker=1] Shrinking ISR from 1,2,3 to 1,2. Leader: (highWatermark: 5, endOffset: 10). Out of sync replicas: (brokerId: 3, endOffset: 5, lastCaughtUpTimeMs: 1). (kafka.cluster.Partition)"
+	count := func(rs []Result) (shrinks, expands int) {
+		for _, r := range rs {
+			if r.ISRShrink {
+				shrinks++
+			}
+			if r.ISRExpand {
+				expands++
+			}
+		}
+		return
+	}
+	tests := []struct {
+		name                   string
+		lines                  []string
+		wantShrink, wantExpand int
+	}{
+		{"shrink then its commit", []string{shrinking, fill(isrLine, "1,2", "8")}, 1, 0},
+		{"shrink never committed (controller fenced the follower first)", []string{shrinking}, 1, 0},
+		{"shrink, commit, expand", []string{shrinking, fill(isrLine, "1,2", "8"), fill(isrLine, "1,2,3", "9")}, 1, 1},
+		{"controller-side shrink seen only as a smaller ISR", []string{fill(isrLine, "1,2,3", "7"), fill(isrLine, "1,2", "8")}, 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, e := count(checkLines(t, tt.lines...))
+			if s != tt.wantShrink || e != tt.wantExpand {
+				t.Errorf("want %d shrinks / %d expands, got %d / %d", tt.wantShrink, tt.wantExpand, s, e)
+			}
+		})
+	}
+}
