@@ -21,7 +21,7 @@ LDFLAGS     := -s -w \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
 UNIT_PKGS    = $(shell $(GO) list ./... | grep -v /e2e)
 
-.PHONY: all build test unit lint rules dashboards docs docs-check e2e run bench fuzz clean
+.PHONY: all build test unit lint rules dashboards docs docs-check e2e run bench fuzz dashboard-png clean
 
 all: build
 
@@ -62,6 +62,11 @@ run: build
 
 bench:
 	bash docs/bench.sh
+
+# Redraws docs/dashboard.png: the overview's panels from the alert loop's Prometheus (two nodes down, then restarted).
+dashboard-png:
+	bash .ci/install-prometheus-tools.sh
+	RENDER_DASHBOARD=1 $(GO) test -count=1 -run 'TestAlertLoop$$' ./e2e/
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./logparse/
