@@ -28,6 +28,9 @@ type Options struct {
 	Rolling      Rolling           // log file rolling (default: Kafka's hourly rolling)
 	LogLevels    map[string]string // logger → level, set in the logging config from startup
 	BrokerConfig map[string]string // extra or overriding server.properties entries
+	// NodeConfig, when set, adds per-node entries (e.g. an extra listener on
+	// a port of its own) after BrokerConfig.
+	NodeConfig func(n *Node) map[string]string
 	StartTimeout time.Duration     // per start/restart (default 2 minutes)
 }
 
@@ -93,7 +96,17 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		if err := os.MkdirAll(n.LogDir, 0o755); err != nil {
 			return nil, err
 		}
-		props := serverProperties(n, strings.Join(voters, ","), opts.BrokerConfig)
+		extra := opts.BrokerConfig
+		if opts.NodeConfig != nil {
+			extra = make(map[string]string)
+			for k, v := range opts.BrokerConfig {
+				extra[k] = v
+			}
+			for k, v := range opts.NodeConfig(n) {
+				extra[k] = v
+			}
+		}
+		props := serverProperties(n, strings.Join(voters, ","), extra)
 		if err := os.WriteFile(n.propertiesPath(), []byte(props), 0o644); err != nil {
 			return nil, err
 		}
