@@ -30,8 +30,8 @@ type Options struct {
 	BrokerConfig map[string]string // extra or overriding server.properties entries
 	// NodeConfig, when set, adds per-node entries (e.g. an extra listener on
 	// a port of its own) after BrokerConfig.
-	NodeConfig func(n *Node) map[string]string
-	StartTimeout time.Duration     // per start/restart (default 2 minutes)
+	NodeConfig   func(n *Node) map[string]string
+	StartTimeout time.Duration // per start/restart (default 2 minutes)
 }
 
 // Cluster is a running three-node KRaft cluster. Broker ids are 1, 2, 3.
