@@ -24,7 +24,6 @@ type LogFile struct {
 
 	records   atomic.Uint64
 	malformed atomic.Uint64
-	started   atomic.Bool
 
 	queue *[]logparse.Event // set while catching up: events are queued, not applied
 	ev    logparse.Event    // reused for every record: an Event is ~440 bytes
@@ -69,7 +68,6 @@ func NewLogFile(path string, store *Store, opts LogFileOptions) *LogFile {
 // file has been quiet for a whole poll interval the held record is flushed, so a
 // lone last line is seen within two intervals.
 func (f *LogFile) Run(ctx context.Context) {
-	f.started.Store(true)
 	ticker := time.NewTicker(f.poll)
 	defer ticker.Stop()
 	for {
