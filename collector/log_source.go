@@ -72,6 +72,7 @@ func (f *LogFile) Run(ctx context.Context) {
 	defer ticker.Stop()
 	for {
 		before := f.follower.Stats().Lines
+		f.store.Tick(time.Now())
 		if err := f.follower.Poll(f.line); err != nil {
 			f.logger.Debug("follow", "file", f.Path, "err", err)
 		}
@@ -144,6 +145,7 @@ func CatchUp(files []*LogFile) {
 			continue
 		}
 		f.queue = &queues[i]
+		f.store.Tick(time.Now())
 		f.follower.Poll(f.line)
 		f.flush()
 		f.queue = nil

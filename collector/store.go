@@ -5,6 +5,7 @@ package collector
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -71,6 +72,9 @@ type Store struct {
 	parts   map[PartitionKey]*logPartition
 	filter  func(topic string) bool
 	now     func() time.Time
+	// tick is a coarse wall clock (unix ns) the followers set once per poll:
+	// time.Now for every event was a tenth of the cost of a busy log.
+	tick atomic.Int64
 
 	events    [256]uint64    // by logparse.Type
 	lastEvent [256]time.Time // by logparse.Type
@@ -79,6 +83,11 @@ type Store struct {
 	// "Setting new leader … using an unclean election" names the topic only by id;
 	// the replayed "UNCLEAN partition change" line that follows names both.
 	pendingUnclean map[PartitionKey]uint64 // keyed by topic id
+
+	// The last partition applied: consecutive lines of a busy log are mostly
+	// about one partition, and the map lookup was a large part of Apply.
+	lastKey  PartitionKey
+	lastPart *logPartition
 }
 
 // NewStore returns an empty store. filter (nil = all) decides which topics get
@@ -93,6 +102,17 @@ func NewStore(filter func(topic string) bool) *Store {
 	}
 }
 
+// Tick sets the coarse clock Apply reads (called by the followers once per poll).
+func (s *Store) Tick(now time.Time) { s.tick.Store(now.UnixNano()) }
+
+// wallNow is the coarse clock, or the real one before the first Tick.
+func (s *Store) wallNow() time.Time {
+	if ns := s.tick.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return s.now()
+}
+
 // Apply feeds one parsed event into the state: the shared invariant checker
 // first (the same code `verify` runs), then the partition's counters and gauges.
 func (s *Store) Apply(ev *logparse.Event) {
@@ -100,9 +120,10 @@ func (s *Store) Apply(ev *logparse.Event) {
 	defer s.mu.Unlock()
 	res := s.checker.Observe(ev)
 	s.events[ev.Type]++
+	wall := s.wallNow()
 	at := ev.Time
 	if at.IsZero() {
-		at = s.now()
+		at = wall
 	}
 	s.lastEvent[ev.Type] = at
 
@@ -116,11 +137,15 @@ func (s *Store) Apply(ev *logparse.Event) {
 		return
 	}
 	k := PartitionKey{ev.Topic, ev.Partition}
-	p := s.parts[k]
+	p := s.lastPart
+	if p == nil || k != s.lastKey {
+		p = s.parts[k]
+	}
 	if p == nil {
 		p = &logPartition{leaderEpoch: -1, labels: labelPairs("partition", string(appendInt(nil, int64(ev.Partition))), "topic", ev.Topic)}
 		s.parts[k] = p
 	}
+	s.lastKey, s.lastPart = k, p
 	c := &p.counters
 	if ev.TopicID != "" {
 		idKey := PartitionKey{ev.TopicID, ev.Partition}
@@ -147,7 +172,6 @@ func (s *Store) Apply(ev *logparse.Event) {
 	if res.NewUnclean {
 		c[cUnclean]++
 	}
-	wall := s.now()
 	p.seen = wall
 	t := ev.Time
 	switch ev.Type {
@@ -232,6 +256,7 @@ const retainGrace = time.Minute
 func (s *Store) RetainTopics(exists func(topic string) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.lastPart = nil
 	cutoff := s.now().Add(-retainGrace)
 	for k, p := range s.parts {
 		if !exists(k.Topic) && p.seen.Before(cutoff) {

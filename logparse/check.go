@@ -138,6 +138,11 @@ type Checker struct {
 	lastBroker int32            // the only broker seen so far, or -1
 	unclean    map[uncleanKey]uncleanSeen
 	topicIDs   map[string]string // topic id → name, learned from lines that carry both
+
+	// The last partition looked up: a busy log repeats one partition for
+	// several lines in a row (the TRACE/DEBUG lines of one produce).
+	lastKey   partKey
+	lastState *partState
 }
 
 // NewChecker returns an empty Checker.
@@ -175,17 +180,22 @@ func (c *Checker) broker(ev *Event) int32 {
 
 func (c *Checker) part(ev *Event) *partState {
 	k := partKey{c.broker(ev), ev.Topic, ev.Partition}
+	if c.lastState != nil && k == c.lastKey {
+		return c.lastState
+	}
 	p := c.parts[k]
 	if p == nil {
 		p = &partState{lastHW: -1, knownHW: -1, lastEpoch: -1, isrSize: -1, lastTruncO: -1}
 		c.parts[k] = p
 	}
+	c.lastKey, c.lastState = k, p
 	return p
 }
 
 // Forget drops the state of a partition (a deleted topic), so that it starts over.
 func (c *Checker) Forget(broker int32, topic string, partition int32) {
 	delete(c.parts, partKey{broker, topic, partition})
+	c.lastState = nil
 }
 
 // Observe checks one event. It may fill ev.Topic from a topic id learned earlier
