@@ -54,7 +54,7 @@ func offsetMetadata(s []byte) (int64, []byte, bool) {
 	if !ok {
 		return 0, s, false
 	}
-	v, rest, ok := num(s)
+	v, rest, ok := snum(s) // an empty partition prints offset=-1
 	if !ok {
 		return 0, s, false
 	}
