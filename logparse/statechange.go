@@ -64,6 +64,26 @@ func (p *Parser) transitionStart(ev *Event, s []byte) ([]byte, bool) {
 	return s, ok
 }
 
+// epochAndHW parses what the leader and follower lines share after the start
+// offset: 3.3+ " with partition epoch N<sep>HW" (sep ", high watermark " for
+// leaders, " and high watermark " for followers) or 2.8–3.2 " with high
+// watermark HW".
+func epochAndHW(ev *Event, s []byte, sep string) ([]byte, bool) {
+	ok := false
+	if rest, newForm := cut(s, " with partition epoch "); newForm {
+		if ev.PartitionEpoch, s, ok = num(rest); !ok {
+			return s, false
+		}
+		if s, ok = cut(s, sep); !ok {
+			return s, false
+		}
+	} else if s, ok = cut(s, " with high watermark "); !ok {
+		return s, false
+	}
+	ev.HW, s, ok = snum(s)
+	return s, ok
+}
+
 // E12 "Leader t-0 starts at leader epoch 5 from offset 100 with high
 // watermark 90 ISR [1,2,3] addingReplicas [] removingReplicas []. …"
 // (2.8–3.2), and 3.3+ "Leader t-0 with topic id Some(…) starts at leader
@@ -77,17 +97,7 @@ func (p *Parser) leaderStart(ev *Event, s []byte) bool {
 	if s, ok = p.transitionStart(ev, s); !ok {
 		return false
 	}
-	if rest, newForm := cut(s, " with partition epoch "); newForm {
-		if ev.PartitionEpoch, s, ok = num(rest); !ok {
-			return false
-		}
-		if s, ok = cut(s, ", high watermark "); !ok {
-			return false
-		}
-	} else if s, ok = cut(s, " with high watermark "); !ok {
-		return false
-	}
-	if ev.HW, s, ok = snum(s); !ok {
+	if s, ok = epochAndHW(ev, s, ", high watermark "); !ok {
 		return false
 	}
 	s, _ = cut(s, ",") // 3.3+: "high watermark 1200, ISR […]"
@@ -121,17 +131,7 @@ func (p *Parser) followerStart(ev *Event, s []byte) bool {
 	if s, ok = p.transitionStart(ev, s); !ok {
 		return false
 	}
-	if rest, newForm := cut(s, " with partition epoch "); newForm {
-		if ev.PartitionEpoch, s, ok = num(rest); !ok {
-			return false
-		}
-		if s, ok = cut(s, " and high watermark "); !ok {
-			return false
-		}
-	} else if s, ok = cut(s, " with high watermark "); !ok {
-		return false
-	}
-	if ev.HW, s, ok = snum(s); !ok {
+	if s, ok = epochAndHW(ev, s, " and high watermark "); !ok {
 		return false
 	}
 	if rest, ok := cut(s, ". Current leader is "); ok {
