@@ -15,7 +15,6 @@ type scanStats struct {
 	Parsed     int64 // records that were a replication event
 	Malformed  int64 // lines dropped as junk (orphans, binary, cut parts)
 	CutLines   int64 // lines over maxLineBytes
-	FilesRead  int
 	EventCount [256]int64
 }
 
@@ -162,7 +161,6 @@ func (s *stream) nextRecord() (logparse.Record, bool, error) {
 func (s *stream) finishFile() {
 	s.st.Malformed += s.sp.Malformed()
 	s.st.CutLines += s.lr.cut
-	s.st.FilesRead++
 	s.close()
 }
 
