@@ -3,6 +3,7 @@ package logparse
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,20 @@ func FuzzParse(f *testing.F) {
 		[]byte(notEnoughReplicas+"The size of the current ISR : x"))
 	p := NewParser(time.UTC)
 	f.Fuzz(func(t *testing.T, first, cont []byte) {
-		ev, ok := p.Parse(Record{First: first, Cont: cont, Line: 1, Lines: 1})
+		// The default-layout fast path finds what the general one finds.
+		if l, n := defaultHeader(first); n > 0 {
+			var h header
+			if !splitHeaderAny(first, &h) || h.kind != layoutDefault || h.level != l || len(h.msg) != len(first)-n {
+				t.Fatalf("defaultHeader says level %v msg at %d; general path: %+v", l, n, h)
+			}
+		}
+		rec := Record{First: first, Cont: cont, Line: 1, Lines: 1}
+		ev, ok := p.Parse(rec)
+		// A parser's caches (last logger, last timestamp) never change a result.
+		fresh, freshOK := NewParser(time.UTC).Parse(rec)
+		if ok != freshOK || ok && !reflect.DeepEqual(ev, fresh) {
+			t.Fatalf("reused parser: %v %+v\nfresh parser: %v %+v", ok, ev, freshOK, fresh)
+		}
 		if !ok {
 			return
 		}

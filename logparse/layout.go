@@ -132,6 +132,18 @@ func splitHeaderPrefix(line []byte, h *header) bool {
 	if len(line) < 10 {
 		return false
 	}
+	if l, n := defaultHeader(line); n > 0 {
+		h.kind, h.ts, h.level, h.msg = layoutDefault, line[1:brokerTSLen+1], l, line[n:]
+		return true
+	}
+	return splitHeaderAny(line, h)
+}
+
+// splitHeaderAny is splitHeaderPrefix without the fast path: every layout.
+func splitHeaderAny(line []byte, h *header) bool {
+	if len(line) < 10 {
+		return false
+	}
 	switch {
 	case line[0] == '[' && isBrokerTS(line[1:]) && len(line) > brokerTSLen+2 && line[brokerTSLen+1] == ']' && line[brokerTSLen+2] == ' ':
 		// [2025-10-16 15:57:12,614] DEBUG …
@@ -250,6 +262,53 @@ func isLoggerName(s []byte) bool {
 	return true
 }
 
-func isLoggerByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '$' || c == '-'
+func isLoggerByte(c byte) bool { return loggerBytes[c] }
+
+// loggerBytes is the byte class of Java class / logger names, as a table:
+// the backward scan over a logger name runs once per event.
+var loggerBytes = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '$' || c == '-'
+	}
+	return t
+}()
+
+// defaultHeader is the fast path for the layout almost every broker uses,
+// "[yyyy-MM-dd HH:mm:ss,SSS] LEVEL msg": fixed offsets and one 4-byte compare
+// for the level. It returns the level and the offset of the message, or
+// n == 0 when the line is not exactly that (splitHeaderPrefix then tries
+// every layout, this one with padded levels included).
+func defaultHeader(line []byte) (Level, int) {
+	if len(line) < 33 {
+		return LevelUnknown, 0
+	}
+	_ = line[32]
+	if line[0] != '[' || line[24] != ']' || line[25] != ' ' ||
+		line[5] != '-' || line[8] != '-' || line[11] != ' ' || line[14] != ':' || line[17] != ':' ||
+		(line[20] != ',' && line[20] != '.') || !isDigit(line[1]) || !isDigit(line[23]) {
+		return LevelUnknown, 0
+	}
+	w := uint32(line[26]) | uint32(line[27])<<8 | uint32(line[28])<<16 | uint32(line[29])<<24
+	switch {
+	case w == word4("INFO") && line[30] == ' ' && line[31] != ' ':
+		return LevelInfo, 31
+	case w == word4("WARN") && line[30] == ' ' && line[31] != ' ':
+		return LevelWarn, 31
+	case line[31] != ' ' || line[32] == ' ':
+		return LevelUnknown, 0
+	case w == word4("DEBU") && line[30] == 'G':
+		return LevelDebug, 32
+	case w == word4("TRAC") && line[30] == 'E':
+		return LevelTrace, 32
+	case w == word4("ERRO") && line[30] == 'R':
+		return LevelError, 32
+	case w == word4("FATA") && line[30] == 'L':
+		return LevelFatal, 32
+	}
+	return LevelUnknown, 0
+}
+
+// word4 is the little-endian uint32 of a 4-byte string (a constant after inlining).
+func word4(s string) uint32 {
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }

@@ -10,6 +10,12 @@ type tsCache struct {
 	key  [16]byte // "yyyy-MM-dd HH:mm"
 	base time.Time
 	ok   bool
+
+	// The last full timestamp and its result: a busy broker prints many
+	// lines in the same millisecond.
+	lastKey [brokerTSLen]byte
+	last    time.Time
+	lastOK  bool
 }
 
 // digits reads n decimal digits from s at i.
@@ -29,6 +35,9 @@ func digits(s []byte, i, n int) (int, bool) {
 func (c *tsCache) brokerTime(s []byte, loc *time.Location) (time.Time, bool) {
 	if len(s) < 19 {
 		return time.Time{}, false
+	}
+	if c.lastOK && len(s) == brokerTSLen && string(c.lastKey[:]) == string(s) {
+		return c.last, true
 	}
 	sec, ok1 := digits(s, 17, 2)
 	if !ok1 || sec > 59 {
@@ -56,7 +65,12 @@ func (c *tsCache) brokerTime(s []byte, loc *time.Location) (time.Time, bool) {
 		copy(c.key[:], s[:16])
 		c.ok = true
 	}
-	return c.base.Add(time.Duration(sec)*time.Second + time.Duration(nanos)), true
+	t := c.base.Add(time.Duration(sec)*time.Second + time.Duration(nanos))
+	if len(s) == brokerTSLen {
+		copy(c.lastKey[:], s)
+		c.last, c.lastOK = t, true
+	}
+	return t, true
 }
 
 // isoTime reads an ISO-8601 timestamp as printed by Spring Boot or
