@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -21,12 +23,23 @@ type adminDescs struct {
 
 	replicas, isr, minISR, underReplicated, underMinISR, atMinISR, headroom *prometheus.Desc
 	leader, leaderEpoch, hw, leo, lag, stalled, lastAdvance, regressions    *prometheus.Desc
+
+	// text holds the headers of the per-partition (or per-topic) families
+	// for the direct text path (admin_text.go).
+	text map[*prometheus.Desc]*textFamily
 }
 
 func newAdminDescs(partitionLabels bool) adminDescs {
-	d := adminDescs{partitionLabels: partitionLabels}
+	d := adminDescs{partitionLabels: partitionLabels, text: make(map[*prometheus.Desc]*textFamily)}
 	plain := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(adminPrefix+name, help, labels, nil)
+	}
+	// big is a per-partition or per-topic family: the direct text path
+	// writes it. Of those, only the _total one is a counter.
+	big := func(name, help string, labels ...string) *prometheus.Desc {
+		desc := plain(name, help, labels...)
+		d.text[desc] = newTextFamily(adminPrefix+name, help, strings.HasSuffix(name, "_total"))
+		return desc
 	}
 	d.up = plain("up", "1 if the last Metadata request to Kafka succeeded, 0 if no broker answered.")
 	d.lastRefresh = plain("last_refresh_timestamp_seconds", "Unix time of the last successful admin API refresh (Metadata answered).")
@@ -38,7 +51,7 @@ func newAdminDescs(partitionLabels bool) adminDescs {
 
 	if !partitionLabels {
 		rollup := func(name, help string) *prometheus.Desc {
-			return plain(name, help+" Per-topic rollup over the exported partitions (partition labels disabled).", "topic")
+			return big(name, help+" Per-topic rollup over the exported partitions (partition labels disabled).", "topic")
 		}
 		d.replicas = rollup("partition_replicas", "Sum of assigned replicas (Metadata).")
 		d.isr = rollup("partition_in_sync_replicas", "Sum of in-sync replicas (Metadata joined with this broker's logs: the fresher wins).")
@@ -54,7 +67,7 @@ func newAdminDescs(partitionLabels bool) adminDescs {
 	}
 
 	part := func(name, help string, extra ...string) *prometheus.Desc {
-		return plain(name, help, append([]string{"topic", "partition"}, extra...)...)
+		return big(name, help, append([]string{"topic", "partition"}, extra...)...)
 	}
 	d.replicas = part("partition_replicas", "Assigned replicas of the partition (Metadata).")
 	d.isr = part("partition_in_sync_replicas", "In-sync replicas of the partition (Metadata joined with this broker's logs: the fresher wins).")
@@ -76,9 +89,9 @@ func newAdminDescs(partitionLabels bool) adminDescs {
 
 // Describe implements prometheus.Collector.
 func (a *Admin) Describe(ch chan<- *prometheus.Desc) {
+	a.describeSmall(ch)
 	d := &a.descs
 	for _, desc := range []*prometheus.Desc{
-		d.up, d.lastRefresh, d.duration, d.requestErrors, d.disagreements, d.topicMinISR,
 		d.replicas, d.isr, d.minISR, d.underReplicated, d.underMinISR, d.atMinISR, d.headroom,
 		d.leader, d.leaderEpoch, d.hw, d.leo, d.lag, d.stalled, d.lastAdvance, d.regressions,
 	} {
@@ -88,9 +101,39 @@ func (a *Admin) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
+func (a *Admin) describeSmall(ch chan<- *prometheus.Desc) {
+	d := &a.descs
+	for _, desc := range []*prometheus.Desc{d.up, d.lastRefresh, d.duration, d.requestErrors, d.disagreements, d.topicMinISR} {
+		ch <- desc
+	}
+}
+
 // Collect implements prometheus.Collector. It renders the last snapshot only.
 func (a *Admin) Collect(ch chan<- prometheus.Metric) {
 	s := a.snap.Load()
+	a.collectSmall(ch, s)
+	if a.descs.partitionLabels {
+		a.collectPartitions(ch, s.ordered)
+		return
+	}
+	for i := range s.topics {
+		a.collectRollup(ch, &s.topics[i])
+	}
+}
+
+// SmallFamilies returns a prometheus.Collector of only the families the
+// direct text path (WriteText with a as a TextSource) leaves out: up, the
+// refresh time and duration, the request error and disagreement counters and
+// the topics' min.insync.replicas. Register it instead of a when a is written
+// by WriteText, so that no family comes from both.
+func (a *Admin) SmallFamilies() prometheus.Collector { return adminSmall{a} }
+
+type adminSmall struct{ a *Admin }
+
+func (s adminSmall) Describe(ch chan<- *prometheus.Desc) { s.a.describeSmall(ch) }
+func (s adminSmall) Collect(ch chan<- prometheus.Metric) { s.a.collectSmall(ch, s.a.snap.Load()) }
+
+func (a *Admin) collectSmall(ch chan<- prometheus.Metric, s *adminSnapshot) {
 	d := &a.descs
 	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
@@ -111,16 +154,9 @@ func (a *Admin) Collect(ch chan<- prometheus.Metric) {
 		counter(d.disagreements, float64(n), disagreementFields[i])
 	}
 	for i := range s.topics {
-		t := &s.topics[i]
-		if t.minISRConfig > 0 {
+		if t := &s.topics[i]; t.minISRConfig > 0 {
 			gauge(d.topicMinISR, float64(t.minISRConfig), t.name)
 		}
-		if !d.partitionLabels {
-			a.collectRollup(ch, t)
-		}
-	}
-	if d.partitionLabels {
-		a.collectPartitions(ch, s.ordered)
 	}
 }
 

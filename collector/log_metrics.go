@@ -52,6 +52,10 @@ type LogCollector struct {
 	events       *prometheus.Desc
 	lastEventTS  *prometheus.Desc
 	partitionLbl []string
+
+	// The headers of the per-partition (or per-topic) families for the
+	// direct text path, indexed like logRenderer's families.
+	text [numLogFamilies]*textFamily
 }
 
 // NewLogCollector builds the descriptors once.
@@ -61,15 +65,20 @@ func NewLogCollector(store *Store, opts LogMetricsOptions) *LogCollector {
 		lbl = []string{"topic"}
 	}
 	c := &LogCollector{store: store, opts: opts, partitionLbl: lbl}
-	for i, h := range counterHelp {
-		c.counters[i] = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", h.name), h.help, lbl, nil)
+	desc := func(i int, name, help string, counter bool) *prometheus.Desc {
+		fq := prometheus.BuildFQName(namespace, "", name)
+		c.text[i] = newTextFamily(fq, help, counter)
+		return prometheus.NewDesc(fq, help, lbl, nil)
 	}
-	c.logHW = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "partition_log_high_watermark"),
-		"Last high watermark this broker's log showed for the partition ('High watermark updated', 'Log loaded … initial high watermark', leader/follower lines).", lbl, nil)
-	c.isr = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "partition_in_sync_replicas"),
-		"ISR size of a partition this broker leads, from its last 'ISR updated to …' or 'Leader … starts at leader epoch' line (log-only mode).", lbl, nil)
-	c.epoch = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "partition_leader_epoch"),
-		"Leader epoch of a partition this broker leads, from state-change.log 'Leader … starts at leader epoch' (log-only mode).", lbl, nil)
+	for i, h := range counterHelp {
+		c.counters[i] = desc(i, h.name, h.help, true)
+	}
+	c.logHW = desc(lfLogHW, "partition_log_high_watermark",
+		"Last high watermark this broker's log showed for the partition ('High watermark updated', 'Log loaded … initial high watermark', leader/follower lines).", false)
+	c.isr = desc(lfISR, "partition_in_sync_replicas",
+		"ISR size of a partition this broker leads, from its last 'ISR updated to …' or 'Leader … starts at leader epoch' line (log-only mode).", false)
+	c.epoch = desc(lfEpoch, "partition_leader_epoch",
+		"Leader epoch of a partition this broker leads, from state-change.log 'Leader … starts at leader epoch' (log-only mode).", false)
 	c.events = prometheus.NewDesc(prometheus.BuildFQName(namespace, "log", "events_total"),
 		"Log records that parsed to a replication event, by logparse event type.", []string{"type"}, nil)
 	c.lastEventTS = prometheus.NewDesc(prometheus.BuildFQName(namespace, "log", "last_event_timestamp_seconds"),
@@ -108,17 +117,42 @@ func (c *LogCollector) Collect(ch chan<- prometheus.Metric) {
 	events, lastEvent := s.events, s.lastEvent
 	s.mu.Unlock()
 
+	c.collectEvents(ch, &events, &lastEvent)
+	if c.opts.PartitionLabels {
+		c.collectPartitions(ch, snap)
+	} else {
+		c.collectTopics(ch, snap)
+	}
+}
+
+func (c *LogCollector) collectEvents(ch chan<- prometheus.Metric, events *[256]uint64, lastEvent *[256]time.Time) {
 	for _, t := range logparse.Types() {
 		ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(events[t]), t.String())
 		if !lastEvent[t].IsZero() {
 			ch <- prometheus.MustNewConstMetric(c.lastEventTS, prometheus.GaugeValue, unixSeconds(lastEvent[t]), t.String())
 		}
 	}
-	if c.opts.PartitionLabels {
-		c.collectPartitions(ch, snap)
-	} else {
-		c.collectTopics(ch, snap)
-	}
+}
+
+// SmallFamilies returns a prometheus.Collector of only the families the
+// direct text path (WriteText with c as a TextSource) leaves out: the event
+// totals and last-event times. Register it instead of c when c is written by
+// WriteText, so that no family comes from both.
+func (c *LogCollector) SmallFamilies() prometheus.Collector { return logEventsCollector{c} }
+
+type logEventsCollector struct{ c *LogCollector }
+
+func (e logEventsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- e.c.events
+	ch <- e.c.lastEventTS
+}
+
+func (e logEventsCollector) Collect(ch chan<- prometheus.Metric) {
+	s := e.c.store
+	s.mu.Lock()
+	events, lastEvent := s.events, s.lastEvent
+	s.mu.Unlock()
+	e.c.collectEvents(ch, &events, &lastEvent)
 }
 
 func (c *LogCollector) collectPartitions(ch chan<- prometheus.Metric, snap []partitionSnapshot) {

@@ -1,0 +1,341 @@
+package collector
+
+import (
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// The direct text path. At 10k partitions of log state (~140k series) or 100k
+// partitions of admin state (~1.6M series) a scrape through the registry spent
+// most of its time in the registry's consistency checks, in building a
+// dto.Metric per series and in expfmt's encoder. The big per-partition
+// families are instead written straight into a byte buffer in the text
+// exposition format 0.0.4, byte for byte what expfmt.MetricFamilyToText would
+// write for them after a registry Gather (exposition_test.go checks that);
+// the small families still go through the registry, and WriteText merges the
+// two in family-name order as Gather would have.
+
+// textFamily is the rendered header of one family: its HELP and TYPE lines.
+type textFamily struct {
+	name   string
+	header []byte
+}
+
+func newTextFamily(name, help string, counter bool) *textFamily {
+	typ := " gauge\n"
+	if counter {
+		typ = " counter\n"
+	}
+	h := make([]byte, 0, 2*len(name)+len(help)+32)
+	h = append(h, "# HELP "...)
+	h = append(h, name...)
+	h = append(h, ' ')
+	h = appendEscaped(h, help, false)
+	h = append(h, "\n# TYPE "...)
+	h = append(h, name...)
+	h = append(h, typ...)
+	return &textFamily{name: name, header: h}
+}
+
+// flushAt is how much a textWriter buffers before it writes to its output.
+const flushAt = 64 << 10
+
+// textWriter appends the exposition to buf and passes it on to out every
+// flushAt bytes. It also implements the writer interface expfmt looks for
+// (WriteString, WriteByte, WriteRune), so the registry's families are encoded
+// into the same buffer without a bufio.Writer.
+type textWriter struct {
+	buf []byte
+	out io.Writer
+	err error // the first error of out; later output is dropped
+
+	famStart int // where the family being written starts in buf
+	samples  int // samples written in the family being written
+}
+
+func (w *textWriter) flush() {
+	if len(w.buf) > 0 && w.err == nil {
+		_, w.err = w.out.Write(w.buf)
+	}
+	w.buf = w.buf[:0]
+}
+
+func (w *textWriter) maybeFlush() {
+	if len(w.buf) >= flushAt {
+		w.flush()
+	}
+}
+
+// begin starts a family. Its header stays only if a sample follows: the
+// registry leaves out a family without metrics.
+func (w *textWriter) begin(f *textFamily) {
+	w.famStart, w.samples = len(w.buf), 0
+	w.buf = append(w.buf, f.header...)
+}
+
+// end closes a family, dropping the header of an empty one (nothing was
+// flushed since begin then: only a sample flushes).
+func (w *textWriter) end() {
+	if w.samples == 0 {
+		w.buf = w.buf[:w.famStart]
+	}
+}
+
+// sampleStart appends the series name and its rendered label block
+// ({name="value",…}, or empty) and the space before the value.
+func (w *textWriter) sampleStart(f *textFamily, labels []byte) {
+	w.buf = append(w.buf, f.name...)
+	w.buf = append(w.buf, labels...)
+	w.buf = append(w.buf, ' ')
+}
+
+func (w *textWriter) sampleEnd() {
+	w.buf = append(w.buf, '\n')
+	w.samples++
+	w.maybeFlush()
+}
+
+func (w *textWriter) sampleFloat(f *textFamily, labels []byte, v float64) {
+	w.sampleStart(f, labels)
+	w.buf = appendFloat(w.buf, v)
+	w.sampleEnd()
+}
+
+func (w *textWriter) sampleInt(f *textFamily, labels []byte, v int64) {
+	w.sampleStart(f, labels)
+	w.buf = appendIntValue(w.buf, v)
+	w.sampleEnd()
+}
+
+func (w *textWriter) sampleUint(f *textFamily, labels []byte, v uint64) {
+	w.sampleStart(f, labels)
+	if v < smallInt {
+		w.buf = strconv.AppendUint(w.buf, v, 10)
+	} else {
+		w.buf = appendFloat(w.buf, float64(v))
+	}
+	w.sampleEnd()
+}
+
+func (w *textWriter) sampleBool(f *textFamily, labels []byte, v bool) {
+	w.sampleStart(f, labels)
+	if v {
+		w.buf = append(w.buf, '1')
+	} else {
+		w.buf = append(w.buf, '0')
+	}
+	w.sampleEnd()
+}
+
+// The writer methods expfmt.MetricFamilyToText uses.
+
+func (w *textWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	return len(p), nil
+}
+
+func (w *textWriter) WriteString(s string) (int, error) {
+	w.buf = append(w.buf, s...)
+	return len(s), nil
+}
+
+func (w *textWriter) WriteByte(c byte) error {
+	w.buf = append(w.buf, c)
+	return nil
+}
+
+func (w *textWriter) WriteRune(r rune) (int, error) {
+	n := len(w.buf)
+	w.buf = utf8.AppendRune(w.buf, r)
+	return len(w.buf) - n, nil
+}
+
+// smallInt bounds the integers whose shortest %g form is their plain decimal
+// digits: strconv switches to an exponent from 1e6 on ("1e+06").
+const smallInt = 1_000_000
+
+// appendFloat formats a sample value as expfmt's writeFloat does.
+func appendFloat(b []byte, f float64) []byte {
+	switch {
+	case f == 1:
+		return append(b, '1')
+	case f == 0:
+		return append(b, '0')
+	case f == -1:
+		return append(b, "-1"...)
+	case math.IsNaN(f):
+		return append(b, "NaN"...)
+	case math.IsInf(f, +1):
+		return append(b, "+Inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Inf"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+// appendIntValue formats float64(v) as appendFloat would, without the float
+// formatting for the common small values.
+func appendIntValue(b []byte, v int64) []byte {
+	if v > -smallInt && v < smallInt {
+		return strconv.AppendInt(b, v, 10)
+	}
+	return appendFloat(b, float64(v))
+}
+
+// appendEscaped escapes as expfmt does: backslash and newline, and with
+// quote also the double quote (label values; HELP keeps its quotes).
+func appendEscaped(b []byte, s string, quote bool) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			b = append(b, `\\`...)
+		case c == '\n':
+			b = append(b, `\n`...)
+		case c == '"' && quote:
+			b = append(b, `\"`...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// appendLabels renders a label block, {n1="v1",n2="v2"}, from name/value
+// pairs given in name order. Label names here are all legacy-valid, so
+// they go unquoted as in expfmt.
+func appendLabels(b []byte, nameValues ...string) []byte {
+	sep := byte('{')
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		b = append(b, sep)
+		b = append(b, nameValues[i]...)
+		b = append(b, `="`...)
+		b = appendEscaped(b, nameValues[i+1], true)
+		b = append(b, '"')
+		sep = ','
+	}
+	if sep == ',' {
+		b = append(b, '}')
+	}
+	return b
+}
+
+// labelBlocks holds one rendered label block per row, back to back.
+type labelBlocks struct {
+	b   []byte
+	end []int
+}
+
+func (l *labelBlocks) reset() { l.b, l.end = l.b[:0], l.end[:0] }
+
+func (l *labelBlocks) add(nameValues ...string) {
+	l.b = appendLabels(l.b, nameValues...)
+	l.end = append(l.end, len(l.b))
+}
+
+func (l *labelBlocks) get(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = l.end[i-1]
+	}
+	return l.b[start:l.end[i]]
+}
+
+// TextSource is a collector that writes some of its families itself, for
+// WriteText; the rest it leaves to the registry (see LogCollector.SmallFamilies
+// and Admin.SmallFamilies).
+type TextSource interface {
+	// textFamilies snapshots the state (a copy under the lock, or an
+	// immutable snapshot: no I/O) and appends the families that render it.
+	// release is called once they have been written.
+	textFamilies(fams []directFamily) (_ []directFamily, release func())
+}
+
+// directFamily is one family of a TextSource's snapshot.
+type directFamily struct {
+	fam *textFamily
+	r   familyRenderer
+	i   int // which family of r
+}
+
+type familyRenderer interface {
+	render(w *textWriter, f *textFamily, i int)
+}
+
+type expositionScratch struct {
+	w    textWriter
+	fams []directFamily
+	rels []func()
+}
+
+var expositionPool = sync.Pool{New: func() any {
+	return &expositionScratch{w: textWriter{buf: make([]byte, 0, flushAt+4096)}}
+}}
+
+// WriteText writes the gathered registry families mfs (sorted by name, as
+// Gather returns them) and the direct families of srcs to out, merged in
+// family-name order: byte for byte what expfmt's text encoder writes for a
+// registry holding all of them. keep (nil = all) selects families by name. A
+// family name must come from one source only. It returns out's first error,
+// else the first encoding error of a registry family (whose output is then
+// partial, as with expfmt).
+func WriteText(out io.Writer, mfs []*dto.MetricFamily, keep func(name string) bool, srcs ...TextSource) error {
+	sc := expositionPool.Get().(*expositionScratch)
+	w := &sc.w
+	w.out, w.err = out, nil
+	fams := sc.fams[:0]
+	rels := sc.rels[:0]
+	for _, s := range srcs {
+		var rel func()
+		fams, rel = s.textFamilies(fams)
+		rels = append(rels, rel)
+	}
+	slices.SortFunc(fams, func(a, b directFamily) int { return strings.Compare(a.fam.name, b.fam.name) })
+
+	var encErr error
+	i, j := 0, 0
+	for (i < len(mfs) || j < len(fams)) && w.err == nil {
+		if j == len(fams) || (i < len(mfs) && mfs[i].GetName() <= fams[j].fam.name) {
+			mf := mfs[i]
+			i++
+			if keep != nil && !keep(mf.GetName()) {
+				continue
+			}
+			if _, err := expfmt.MetricFamilyToText(w, mf); err != nil && encErr == nil {
+				encErr = err
+			}
+			w.maybeFlush()
+			continue
+		}
+		f := fams[j]
+		j++
+		if keep != nil && !keep(f.fam.name) {
+			continue
+		}
+		f.r.render(w, f.fam, f.i)
+	}
+	w.flush()
+	err := w.err
+	if err == nil {
+		err = encErr
+	}
+
+	for _, rel := range rels {
+		rel()
+	}
+	clear(fams)
+	clear(rels)
+	sc.fams, sc.rels = fams[:0], rels[:0]
+	w.out, w.err = nil, nil
+	if cap(w.buf) <= 4*flushAt {
+		expositionPool.Put(sc)
+	}
+	return err
+}

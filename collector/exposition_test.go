@@ -1,0 +1,373 @@
+package collector
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/proto"
+)
+
+// registryText is what promhttp served before the direct path: the registry's
+// Gather, every family through expfmt's text encoder.
+func registryText(t testing.TB, cs ...prometheus.Collector) string {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(cs...)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, mf := range mfs {
+		if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
+}
+
+// directText is the new path: the small families through a registry, the big
+// ones written directly, merged by WriteText.
+func directText(t testing.TB, small []prometheus.Collector, srcs ...TextSource) string {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(small...)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteText(&b, mfs, nil, srcs...); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func sameText(t *testing.T, want, got string) {
+	t.Helper()
+	if want == got {
+		return
+	}
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range min(len(wl), len(gl)) {
+		if wl[i] != gl[i] {
+			t.Fatalf("direct text differs from the registry's at line %d (of %d / %d):\nwant %q\ngot  %q", i+1, len(wl), len(gl), wl[i], gl[i])
+		}
+	}
+	t.Fatalf("direct text differs from the registry's in length: want %d lines, got %d", len(wl), len(gl))
+}
+
+// putPartition adds a partition to the store as Apply creates it, then lets
+// set fill it in.
+func putPartition(s *Store, topic string, partition int32, set func(p *logPartition)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := &logPartition{leaderEpoch: -1, labels: labelPairs("partition", string(appendInt(nil, int64(partition))), "topic", topic)}
+	set(p)
+	s.parts[PartitionKey{topic, partition}] = p
+}
+
+// logState is a store with the awkward cases: partition ids that sort
+// differently as strings ("10" < "2"), label values that need escaping,
+// counters past the 1e6 at which %g switches to exponents, partitions with
+// and without an HW, leaders and followers, and real parsed lines.
+func logState(t testing.TB, partitions int) *Store {
+	s := NewStore(nil)
+	applyLines(t, s,
+		line(isrUpd, "1", "orders-0", "1,2,3", "5"),
+		line(isrUpd, "2", "orders-0", "1,2", "6"),
+		line(isrUpd, "3", "orders-11", "1,2,3", "7"),
+		line(isrUpd, "4", "orders-2", "1", "7"),
+	)
+	topics := []string{"orders", "a.b_c-d", "we\"ird\\to\npic", "zeta", "Zeta"}
+	n := 0
+	for _, topic := range topics {
+		for p := range int32(partitions) {
+			n++
+			if n%7 == 3 {
+				continue // not every topic has every partition
+			}
+			putPartition(s, topic, p+100, func(lp *logPartition) {
+				for j := range lp.counters {
+					switch (n + j) % 5 {
+					case 1:
+						lp.counters[j] = 1
+					case 2:
+						lp.counters[j] = uint64(n * j)
+					case 3:
+						lp.counters[j] = 1_234_567 * uint64(j+1)
+					case 4:
+						lp.counters[j] = 999_999
+					}
+				}
+				if n%4 != 0 {
+					lp.hw, lp.hasHW = int64(n)*int64(n)*1000, true
+				}
+				if n%3 != 0 {
+					lp.leader = true
+					lp.isrSize, lp.isrAt = n%4, time.Unix(int64(n), 0)
+					if n%5 != 0 {
+						lp.leaderEpoch = int64(n % 9)
+					}
+				}
+			})
+		}
+	}
+	return s
+}
+
+func TestLogCollectorDirectText(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		store *Store
+	}{
+		{"empty", NewStore(nil)},
+		{"small", logState(t, 12)},
+		{"past-flush", logState(t, 600)}, // several times flushAt
+	} {
+		for _, opts := range []LogMetricsOptions{
+			{PartitionLabels: true, LeaderGauges: true},
+			{PartitionLabels: true, LeaderGauges: false},
+			{PartitionLabels: false, LeaderGauges: true},
+			{PartitionLabels: false, LeaderGauges: false},
+		} {
+			t.Run(fmt.Sprintf("%s/partition-labels=%v/leader-gauges=%v", tc.name, opts.PartitionLabels, opts.LeaderGauges), func(t *testing.T) {
+				c := NewLogCollector(tc.store, opts)
+				want := registryText(t, c)
+				got := directText(t, []prometheus.Collector{c.SmallFamilies()}, c)
+				sameText(t, want, got)
+				if tc.name != "empty" && !strings.Contains(got, `topic="we\"ird\\to\npic"`) {
+					t.Error("want the topic with a quote, a backslash and a newline escaped")
+				}
+			})
+		}
+	}
+}
+
+// adminState is a refreshed snapshot with the awkward cases: partition and
+// replica ids that sort differently as strings, a topic without
+// min.insync.replicas, offline partitions, missing HW and LEO answers,
+// followers without a LEO answer, HWs past 1e6, stalls and regressions.
+func adminState(t testing.TB, partitionLabels bool) *Admin {
+	a, _ := newTestAdmin(t, []string{"127.0.0.1:1"}, -1, ScopeCluster, nil, func(c *AdminConfig) { c.PartitionLabels = partitionLabels })
+	const brokers = 12
+	md := &sarama.MetadataResponse{Version: 11}
+	for id := range int32(brokers) {
+		md.AddBroker(fmt.Sprintf("broker-%d:9092", id), id)
+	}
+	got := fetched{
+		hw:     make(map[partitionKey]offsetAnswer),
+		leo:    make(map[int32]map[partitionKey]offsetAnswer),
+		minISR: map[string]int{"orders": 2, "we\"ird": 3},
+	}
+	for id := range int32(brokers) {
+		got.leo[id] = make(map[partitionKey]offsetAnswer)
+	}
+	n := 0
+	for ti, topic := range []string{"orders", "audit", "we\"ird", "a.b_c-d"} {
+		tm := &sarama.TopicMetadata{Version: 11, Name: topic, Uuid: sarama.Uuid{byte(ti + 1)}}
+		for p := range int32(13) {
+			n++
+			leader := (p*5 + int32(ti)) % brokers
+			replicas := []int32{leader, (leader + 3) % brokers, (leader + 7) % brokers}
+			isr := replicas[:3-n%3]
+			if n%11 == 0 {
+				leader = -1
+			}
+			tm.Partitions = append(tm.Partitions, &sarama.PartitionMetadata{
+				Version: 11, ID: p, Leader: leader, LeaderEpoch: int32(n % 6), Replicas: replicas, Isr: isr,
+			})
+			k := partitionKey{topic, p}
+			if n%4 != 0 {
+				got.hw[k] = offsetAnswer{offset: int64(n) * 100_003, leaderEpoch: int32(n % 6)}
+			}
+			if leader >= 0 && n%5 != 0 {
+				for j, r := range replicas {
+					if j == 2 && n%2 == 0 {
+						continue
+					}
+					got.leo[r][k] = offsetAnswer{offset: int64(n)*100_003 + int64(7-j*3)}
+				}
+			}
+		}
+		md.Topics = append(md.Topics, tm)
+	}
+	a.brokers = brokerAddrs(md)
+	a.minISR = got.minISR
+	snap := a.build(a.plan(md), got, testEpoch)
+	snap.up, snap.lastSuccess, snap.duration = true, testEpoch, 1234*time.Millisecond
+	for i, p := range snap.ordered {
+		p.regressions = uint64(i % 3)
+		p.stalled = i%4 == 1
+		if i%6 == 0 {
+			p.lastAdvance = time.Time{}
+		}
+	}
+	a.snap.Store(snap)
+	return a
+}
+
+func TestAdminDirectText(t *testing.T) {
+	for _, labels := range []bool{true, false} {
+		t.Run(fmt.Sprintf("partition-labels=%v", labels), func(t *testing.T) {
+			a := adminState(t, labels)
+			if n := exportedPartitions(a); n != 4*13 {
+				t.Fatalf("want every partition exported, got %d", n)
+			}
+			want := registryText(t, a)
+			got := directText(t, []prometheus.Collector{a.SmallFamilies()}, a)
+			sameText(t, want, got)
+			if labels && !strings.Contains(got, `kafka_replication_partition_replica_lag{partition="1",replica="10",topic="we\"ird"}`) {
+				t.Error("want replica lag series")
+			}
+		})
+		t.Run(fmt.Sprintf("empty/partition-labels=%v", labels), func(t *testing.T) {
+			a, _ := newTestAdmin(t, []string{"127.0.0.1:1"}, -1, ScopeCluster, nil, func(c *AdminConfig) { c.PartitionLabels = labels })
+			sameText(t, registryText(t, a), directText(t, []prometheus.Collector{a.SmallFamilies()}, a))
+		})
+	}
+}
+
+// The sidecar's combination: log and admin state, the leader gauges off, the
+// log's small families and the admin's in one registry beside others.
+func TestDirectTextCombined(t *testing.T) {
+	a := adminState(t, true)
+	c := NewLogCollector(logState(t, 20), LogMetricsOptions{PartitionLabels: true})
+	other := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kafka_replication_partition_aaa", Help: "Sorts among the direct families."}, []string{"x"})
+	other.WithLabelValues("y").Set(3)
+	want := registryText(t, c, a, other)
+	got := directText(t, []prometheus.Collector{c.SmallFamilies(), a.SmallFamilies(), other}, c, a)
+	sameText(t, want, got)
+}
+
+// The value formats and escaping of the writer itself, against expfmt's.
+func TestTextWriterMatchesExpfmt(t *testing.T) {
+	values := []float64{0, math.Copysign(0, -1), 1, -1, 2, -2, 999_999, -999_999, 1e6, -1e6, 1_234_567, 1 << 53,
+		math.MaxInt64, math.MinInt64, math.MaxUint64, 0.5, -0.25, 1.7e9 + 0.123, 1e-7, math.NaN(), math.Inf(1), math.Inf(-1)}
+	for _, v := range values {
+		mf := &dto.MetricFamily{
+			Name: proto.String("x"), Help: proto.String("a \\ back\nslash \"quoted\" …"), Type: dto.MetricType_GAUGE.Enum(),
+			Metric: []*dto.Metric{{
+				Label: labelPairs("a", "q\"uo\\te\nd", "b", "plain"),
+				Gauge: &dto.Gauge{Value: proto.Float64(v)},
+			}},
+		}
+		var want bytes.Buffer
+		if _, err := expfmt.MetricFamilyToText(&want, mf); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		w := &textWriter{out: &got}
+		f := newTextFamily("x", mf.GetHelp(), false)
+		lbl := appendLabels(nil, "a", "q\"uo\\te\nd", "b", "plain")
+		w.begin(f)
+		w.sampleFloat(f, lbl, v)
+		if v == math.Trunc(v) && math.Abs(v) < 1<<62 {
+			w.sampleInt(f, lbl, int64(v))
+		}
+		if v == math.Trunc(v) && v >= 0 && v < 1<<63 {
+			w.sampleUint(f, lbl, uint64(v))
+		}
+		w.end()
+		w.flush()
+		lines := strings.SplitAfter(got.String(), "\n")
+		for _, l := range lines[3:] {
+			if l != "" && l != lines[2] {
+				t.Errorf("%v: the int/uint forms differ from the float one: %q vs %q", v, l, lines[2])
+			}
+		}
+		if s := strings.Join(lines[:3], ""); s != want.String() {
+			t.Errorf("%v: want %q, got %q", v, want.String(), s)
+		}
+	}
+
+	// A family without samples leaves nothing, not even its header.
+	var b bytes.Buffer
+	w := &textWriter{out: &b}
+	w.begin(newTextFamily("x", "help", true))
+	w.end()
+	w.flush()
+	if b.Len() != 0 {
+		t.Errorf("want nothing for an empty family, got %q", b.String())
+	}
+}
+
+type failingWriter struct{ n int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if f.n++; f.n > 1 {
+		return 0, errors.New("connection reset")
+	}
+	return len(p), nil
+}
+
+func TestWriteTextReportsWriteErrors(t *testing.T) {
+	c := NewLogCollector(logState(t, 600), LogMetricsOptions{PartitionLabels: true})
+	if err := WriteText(&failingWriter{}, nil, nil, c); err == nil || !strings.Contains(err.Error(), "reset") {
+		t.Errorf("want the write error, got %v", err)
+	}
+	// The writer goes back to the pool clean: the next scrape is whole.
+	sameText(t, registryText(t, c), directText(t, []prometheus.Collector{c.SmallFamilies()}, c))
+}
+
+func TestWriteTextKeep(t *testing.T) {
+	c := NewLogCollector(logState(t, 3), LogMetricsOptions{PartitionLabels: true})
+	var b bytes.Buffer
+	keep := func(name string) bool { return name == "kafka_replication_partition_isr_shrinks_total" }
+	if err := WriteText(&b, nil, keep, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if !strings.Contains(l, "kafka_replication_partition_isr_shrinks_total") {
+			t.Fatalf("want only the kept family, got %q", l)
+		}
+	}
+	if !strings.Contains(b.String(), "# TYPE kafka_replication_partition_isr_shrinks_total counter") {
+		t.Error("want the kept family")
+	}
+}
+
+// Concurrent scrapes while events arrive and the admin snapshot is replaced:
+// each scrape has its own pooled buffers (run with -race).
+func TestWriteTextConcurrent(t *testing.T) {
+	s := logState(t, 50)
+	c := NewLogCollector(s, LogMetricsOptions{PartitionLabels: true})
+	a := adminState(t, true)
+	snap := a.snap.Load()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			applyLines(t, s, line(isrUpd, "1", "orders-"+fmt.Sprint(i%20), "1,2,3", fmt.Sprint(i+10)))
+			a.snap.Store(snap)
+		}
+	}()
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			var err error
+			for range 20 {
+				var b bytes.Buffer
+				if err = WriteText(&b, nil, nil, c, a); err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	<-done
+}
