@@ -18,7 +18,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
@@ -167,6 +166,9 @@ type sidecar struct {
 	admin     *collector.Admin
 	positions *tail.PositionStore
 	registry  *prometheus.Registry
+	// direct are the collectors whose per-partition families the metrics
+	// handler writes itself; only their small families are in registry.
+	direct []collector.TextSource
 }
 
 func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, logger *slog.Logger) (*sidecar, error) {
@@ -192,11 +194,13 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 		sc.files = append(sc.files, collector.NewLogFile(path, sc.store, opts))
 	}
 	adminMode := len(s.admin.Servers) > 0
+	logc := collector.NewLogCollector(sc.store, collector.LogMetricsOptions{PartitionLabels: *s.partitionLabels, LeaderGauges: !adminMode})
 	sc.registry.MustRegister(
 		versioncollector.NewCollector(programName),
-		collector.NewLogCollector(sc.store, collector.LogMetricsOptions{PartitionLabels: *s.partitionLabels, LeaderGauges: !adminMode}),
+		logc.SmallFamilies(),
 		collector.NewFilesCollector(sc.files),
 	)
+	sc.direct = append(sc.direct, logc)
 	if adminMode {
 		s.admin.TopicFilter = filter
 		s.admin.PartitionLabels = *s.partitionLabels
@@ -205,7 +209,8 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 			sc.store.RetainTopics(func(topic string) bool { _, ok := exists[topic]; return ok })
 		}
 		sc.admin = collector.NewAdmin(s.admin, logger.With("component", "admin"), sc.store)
-		sc.registry.MustRegister(sc.admin)
+		sc.registry.MustRegister(sc.admin.SmallFamilies())
+		sc.direct = append(sc.direct, sc.admin)
 	}
 	if !*s.noExporterMet {
 		sc.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -274,11 +279,7 @@ func (sc *sidecar) ready() bool {
 
 func (sc *sidecar) handler(s *serveCommand) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(*s.metricsPath, promhttp.HandlerFor(sc.registry, promhttp.HandlerOpts{
-		ErrorLog:            slog.NewLogLogger(sc.logger.Handler(), slog.LevelError),
-		ErrorHandling:       promhttp.ContinueOnError,
-		MaxRequestsInFlight: *s.maxRequests,
-	}))
+	mux.Handle(*s.metricsPath, newMetricsHandler(sc.registry, sc.direct, sc.logger, *s.maxRequests))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		io.WriteString(w, "Healthy\n")

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"compress/gzip"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
+)
+
+func scrape(t *testing.T, h http.Handler, target, acceptEncoding string) (body string, hdr http.Header) {
+	t.Helper()
+	req := httptest.NewRequest("GET", target, nil)
+	if acceptEncoding != "" {
+		req.Header.Set("Accept-Encoding", acceptEncoding)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("want 200, got %d: %s", rec.Code, rec.Body)
+	}
+	var r io.Reader = rec.Body
+	if rec.Header().Get("Content-Encoding") == "gzip" {
+		gz, err := gzip.NewReader(rec.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = gz
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), rec.Header()
+}
+
+// The sidecar's handler serves, byte for byte, what promhttp.HandlerFor
+// served over a registry holding the whole collectors (the old handler),
+// compressed or not.
+func TestMetricsHandlerMatchesPromhttp(t *testing.T) {
+	addr := fakeCluster(t)
+	const fx = "../../collector/fixtures/e2e/"
+	for _, labels := range []string{"--collector.partition-labels", "--no-collector.partition-labels"} {
+		t.Run(labels, func(t *testing.T) {
+			sc, s := startSidecar(t,
+				"--log.file="+fx+"server.log", "--log.file="+fx+"state-change.log", "--log.file="+fx+"controller.log",
+				"--log.from-beginning", "--log.poll-interval=20ms",
+				"--kafka.server="+addr, "--kafka.broker-id=0", "--kafka.refresh-interval=1h",
+				"--web.disable-exporter-metrics", labels)
+			wantRecords := map[string]uint64{fx + "server.log": 26, fx + "state-change.log": 5, fx + "controller.log": 3}
+			waitFor(t, "the fixture logs read and the first admin refresh", 20*time.Second, func() bool {
+				for _, f := range sc.files {
+					if f.Records() != wantRecords[f.Path] {
+						return false
+					}
+				}
+				return sc.ready()
+			})
+			old := prometheus.NewRegistry()
+			old.MustRegister(
+				versioncollector.NewCollector(programName),
+				collector.NewLogCollector(sc.store, collector.LogMetricsOptions{PartitionLabels: *s.partitionLabels}),
+				collector.NewFilesCollector(sc.files),
+				sc.admin,
+			)
+			want, _ := scrape(t, promhttp.HandlerFor(old, promhttp.HandlerOpts{}), "/metrics", "")
+			if !strings.Contains(want, "kafka_replication_partition_replicas{") || !strings.Contains(want, "kafka_replication_partition_isr_shrinks_total{") {
+				t.Fatalf("want admin and log partition series in the scrape:\n%s", want)
+			}
+			h := sc.handler(s)
+			for _, enc := range []string{"", "gzip", "identity", "gzip;q=0.5, identity;q=0.8"} {
+				got, hdr := scrape(t, h, "/metrics", enc)
+				if got != want {
+					t.Errorf("Accept-Encoding %q: body differs from promhttp's:\n%s", enc, lineDiff(want, got))
+				}
+				if ct := hdr.Get("Content-Type"); ct != "text/plain; version=0.0.4; charset=utf-8" {
+					t.Errorf("want the text format 0.0.4, got Content-Type %q", ct)
+				}
+				if ce, wantCE := hdr.Get("Content-Encoding"), map[bool]string{true: "gzip"}[enc == "gzip"]; ce != wantCE {
+					t.Errorf("Accept-Encoding %q: want Content-Encoding %q, got %q", enc, wantCE, ce)
+				}
+			}
+
+			got, _ := scrape(t, h, "/metrics?name[]=kafka_replication_up&name[]=kafka_replication_partition_leader", "gzip")
+			wantSel, _ := scrape(t, promhttp.HandlerFor(old, promhttp.HandlerOpts{}), "/metrics?name[]=kafka_replication_up&name[]=kafka_replication_partition_leader", "")
+			if got != wantSel || !strings.Contains(got, "# TYPE kafka_replication_up gauge") {
+				t.Errorf("name[] selection differs from promhttp's:\n%s", lineDiff(wantSel, got))
+			}
+		})
+	}
+}
+
+func TestAcceptsGzip(t *testing.T) {
+	for enc, want := range map[string]bool{
+		"":                      false,
+		"gzip":                  true,
+		"gzip, deflate, br":     true,
+		"identity":              false,
+		"*":                     false, // identity wins the tie, as in promhttp
+		"gzip;q=0":              false,
+		"gzip;q=0.5, *;q=0.1":   true,
+		"identity;q=0.9, gzip":  true,
+		"identity, gzip":        false,
+		"br":                    false,
+		"gzip;q=0.2,identity;q": true, // a malformed part is skipped
+	} {
+		h := http.Header{}
+		if enc != "" {
+			h.Set("Accept-Encoding", enc)
+		}
+		if got := acceptsGzip(h); got != want {
+			t.Errorf("Accept-Encoding %q: want gzip %v, got %v", enc, want, got)
+		}
+	}
+}
+
+type blockingGatherer struct{ started, release chan struct{} }
+
+func (g blockingGatherer) Gather() ([]*dto.MetricFamily, error) {
+	g.started <- struct{}{}
+	<-g.release
+	return nil, nil
+}
+
+func TestMetricsHandlerInFlightLimit(t *testing.T) {
+	g := blockingGatherer{make(chan struct{}), make(chan struct{})}
+	h := newMetricsHandler(g, nil, slog.New(slog.DiscardHandler), 1)
+	done := make(chan int)
+	go func() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		done <- rec.Code
+	}()
+	<-g.started
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("want 503 over the limit, got %d", rec.Code)
+	}
+	close(g.release)
+	if code := <-done; code != http.StatusOK {
+		t.Errorf("want the first scrape served, got %d", code)
+	}
+}
