@@ -56,10 +56,24 @@ type topicRollup struct {
 	haveHeadroom, minISRKnown                      bool
 }
 
+// partitionRow is what the families read of one partition, copied in series
+// order: each family is a pass over all partitions, and over this compact,
+// sequential copy the passes cost a third of what they did over s.ordered
+// (pointers into per-topic slices: a cache miss per series).
+type partitionRow struct {
+	hw, leo, leaderEpoch            int64
+	lastAdvance                     float64
+	regressions                     uint64
+	replicas, isr, minISR, leader   int32
+	under, underMin, atMin, stalled bool
+	hwKnown, leoKnown               bool
+}
+
 // adminText is one scrape's view of a snapshot, pooled between scrapes.
 type adminText struct {
 	s         *adminSnapshot
-	rolled    bool        // per-topic rollup (no partition labels)
+	rolled    bool // per-topic rollup (no partition labels)
+	rows      []partitionRow
 	labels    labelBlocks // by s.ordered index, or by topic when rolled up
 	lags      []lagRef    // in series order: partition, replica, topic
 	lagLabels labelBlocks
@@ -77,12 +91,24 @@ func (a *Admin) textFamilies(fams []directFamily) ([]directFamily, func()) {
 	t.rolled = !a.descs.partitionLabels
 	t.labels.reset()
 	t.lagLabels.reset()
-	t.lags, t.rollup = t.lags[:0], t.rollup[:0]
+	t.lags, t.rollup, t.rows = t.lags[:0], t.rollup[:0], t.rows[:0]
 
 	d := &a.descs
 	if d.partitionLabels {
+		t.rows = slices.Grow(t.rows, len(s.ordered))
+		t.labels.grow(len(s.ordered), 32)
 		for _, p := range s.ordered {
 			t.labels.add("partition", p.partitionID, "topic", p.topic)
+			r := partitionRow{
+				hw: p.hw, leo: p.leo, leaderEpoch: p.leaderEpoch, regressions: p.regressions,
+				replicas: int32(p.replicas), isr: int32(p.isr), minISR: int32(p.minISR), leader: p.leader,
+				under: p.underReplicated(), underMin: p.underMinISR(), atMin: p.atMinISR(), stalled: p.stalled,
+				hwKnown: p.hwKnown, leoKnown: p.leoKnown,
+			}
+			if p.hwKnown {
+				r.lastAdvance = float64(p.lastAdvance.UnixNano()) / 1e9
+			}
+			t.rows = append(t.rows, r)
 		}
 		// s.ordered is sorted by partition, then topic; the lag series sort
 		// by partition, replica, topic: reorder each run of one partition id.
@@ -101,6 +127,7 @@ func (a *Admin) textFamilies(fams []directFamily) ([]directFamily, func()) {
 			slices.SortStableFunc(t.lags[from:], func(x, y lagRef) int { return strings.Compare(x.replica, y.replica) })
 			start = end
 		}
+		t.lagLabels.grow(len(t.lags), 44)
 		for _, l := range t.lags {
 			t.lagLabels.add("partition", l.p.partitionID, "replica", l.replica, "topic", l.p.topic)
 		}
@@ -164,26 +191,26 @@ func (t *adminText) renderPartitions(w *textWriter, f *textFamily, fi int) {
 		}
 		return
 	}
-	for k, p := range t.s.ordered {
-		lbl := t.labels.get(k)
+	for k := range t.rows {
+		p, lbl := &t.rows[k], t.labels.get(k)
 		switch fi {
 		case afReplicas:
 			w.sampleInt(f, lbl, int64(p.replicas))
 		case afISR:
 			w.sampleInt(f, lbl, int64(p.isr))
 		case afUnderReplicated:
-			w.sampleBool(f, lbl, p.underReplicated())
+			w.sampleBool(f, lbl, p.under)
 		case afMinISR:
 			if p.minISR > 0 {
 				w.sampleInt(f, lbl, int64(p.minISR))
 			}
 		case afUnderMinISR:
 			if p.minISR > 0 {
-				w.sampleBool(f, lbl, p.underMinISR())
+				w.sampleBool(f, lbl, p.underMin)
 			}
 		case afAtMinISR:
 			if p.minISR > 0 {
-				w.sampleBool(f, lbl, p.atMinISR())
+				w.sampleBool(f, lbl, p.atMin)
 			}
 		case afHeadroom:
 			if p.minISR > 0 {
@@ -199,7 +226,7 @@ func (t *adminText) renderPartitions(w *textWriter, f *textFamily, fi int) {
 			}
 		case afLastAdvance:
 			if p.hwKnown {
-				w.sampleFloat(f, lbl, float64(p.lastAdvance.UnixNano())/1e9)
+				w.sampleFloat(f, lbl, p.lastAdvance)
 			}
 		case afLEO:
 			if p.leoKnown {

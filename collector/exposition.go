@@ -235,6 +235,12 @@ type labelBlocks struct {
 
 func (l *labelBlocks) reset() { l.b, l.end = l.b[:0], l.end[:0] }
 
+// grow makes room for n more blocks of about size bytes each.
+func (l *labelBlocks) grow(n, size int) {
+	l.b = slices.Grow(l.b, n*size)
+	l.end = slices.Grow(l.end, n)
+}
+
 func (l *labelBlocks) add(nameValues ...string) {
 	l.b = appendLabels(l.b, nameValues...)
 	l.end = append(l.end, len(l.b))

@@ -48,6 +48,7 @@ func (c *LogCollector) textFamilies(fams []directFamily) ([]directFamily, func()
 	s := c.store
 	rollup := !c.opts.PartitionLabels
 	s.mu.Lock()
+	t.rows = slices.Grow(t.rows, len(s.parts))
 	for k, p := range s.parts {
 		if rollup {
 			i, ok := t.topics[k.Topic]
@@ -80,9 +81,11 @@ func (c *LogCollector) textFamilies(fams []directFamily) ([]directFamily, func()
 	}
 	s.mu.Unlock()
 
+	t.order = slices.Grow(t.order, len(t.rows))
 	for i := range t.rows {
 		t.order = append(t.order, int32(i))
 	}
+	t.labels.grow(len(t.rows), 32)
 	rows := t.rows
 	if rollup {
 		slices.SortFunc(t.order, func(a, b int32) int { return strings.Compare(rows[a].topic, rows[b].topic) })
