@@ -68,8 +68,14 @@ func FuzzSplitter(f *testing.F) {
 			}
 			lastLine = r.Line
 			lines += r.Lines
-			if ev, ok := p.Parse(r); ok && !json.Valid(AppendJSON(nil, &ev)) {
+			ev, ok := p.Parse(r)
+			if ok && !json.Valid(AppendJSON(nil, &ev)) {
 				t.Fatalf("invalid JSON for %q", r.First)
+			}
+			// The header the Splitter hands over is the one the Parser would find.
+			bare, bareOK := NewParser(time.UTC).Parse(Record{First: r.First, Cont: r.Cont, Line: r.Line, Lines: r.Lines})
+			if ok != bareOK || ok && !reflect.DeepEqual(ev, bare) {
+				t.Fatalf("split record: %v %+v\nbare record: %v %+v", ok, ev, bareOK, bare)
 			}
 		}
 		physical := 0

@@ -117,14 +117,6 @@ func isoTSLen(s []byte) int {
 	return i
 }
 
-// isHeader reports whether line (envelope already stripped) starts a new
-// record in one of the supported layouts (catalog §2.4: everything else,
-// blank lines included, is a continuation).
-func isHeader(line []byte) bool {
-	var h header
-	return splitHeaderPrefix(line, &h)
-}
-
 // splitHeaderPrefix fills h.kind, h.ts, h.level and h.msg (still carrying any
 // trailing logger/thread) from line. It is the cheap part of layout parsing
 // that both the Splitter and the Parser's fast reject path need.

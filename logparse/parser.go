@@ -63,7 +63,9 @@ func (p *Parser) Parse(rec Record) (ev Event, ok bool) {
 // ours. When it returns false, *ev holds garbage and must not be used.
 func (p *Parser) ParseInto(rec Record, ev *Event) bool {
 	var h header
-	if !splitHeaderPrefix(rec.First, &h) {
+	if rec.kind != layoutNone && int(rec.msgOff) <= len(rec.First) && int(rec.tsEnd) <= int(rec.msgOff) {
+		h = rec.header()
+	} else if !splitHeaderPrefix(rec.First, &h) {
 		return false
 	}
 	if h.kind == layoutSpring || h.kind == layoutSimple {
@@ -115,6 +117,11 @@ func (p *Parser) ParseInto(rec Record, ev *Event) bool {
 		ev.Time, _ = p.ts.isoTime(h.ts, p.loc)
 	}
 	return true
+}
+
+// header rebuilds the header the Splitter found in r.First.
+func (r *Record) header() header {
+	return header{kind: r.kind, level: r.level, ts: r.First[r.tsOff:r.tsEnd], msg: r.First[r.msgOff:]}
 }
 
 // blankEvent is what every event starts from: -1 marks "not on this line".

@@ -15,6 +15,14 @@ type Record struct {
 	Cont  []byte // continuation lines (also envelope-stripped) joined with '\n'; bounded (keep at most MaxContBytes, 64 KiB)
 	Line  int    // 1-based line number of First in the stream pushed into this Splitter
 	Lines int    // physical lines in the record
+
+	// The header fields the Splitter already found in First, so the Parser
+	// does not cut the same line twice. Zero (layoutNone) in a Record built
+	// by hand: the Parser then reads First itself.
+	kind         layout
+	level        Level
+	tsOff, tsEnd int32
+	msgOff       int32
 }
 
 // recBuf owns the bytes of one Record.
@@ -22,10 +30,15 @@ type recBuf struct {
 	first, cont []byte
 	contLines   int // continuation lines joined so far (blank ones too)
 	line, lines int
+	kind        layout
+	level       Level
+	tsOff       int32
+	tsEnd       int32
+	msgOff      int32
 }
 
 func (b *recBuf) record() Record {
-	return Record{First: b.first, Cont: b.cont, Line: b.line, Lines: b.lines}
+	return Record{First: b.first, Cont: b.cont, Line: b.line, Lines: b.lines, kind: b.kind, level: b.level, tsOff: b.tsOff, tsEnd: b.tsEnd, msgOff: b.msgOff}
 }
 
 // Splitter joins continuation lines to their header and strips container
@@ -94,12 +107,22 @@ func (s *Splitter) appendBounded(dst, src []byte, limit int) []byte {
 
 // add files one logical line (n physical lines starting at lineNo).
 func (s *Splitter) add(body []byte, lineNo, n int) (rec Record, ok bool) {
-	if isHeader(body) {
+	var h header
+	if splitHeaderPrefix(body, &h) {
 		if s.pending {
 			rec, ok = s.cur.record(), true
 			s.cur, s.spare = s.spare, s.cur
 		}
 		c := &s.cur
+		c.kind, c.level, c.msgOff = h.kind, h.level, int32(len(body)-len(h.msg))
+		c.tsOff, c.tsEnd = 0, 0
+		if len(h.ts) > 0 { // h.ts lies inside body: its offset is a capacity difference
+			c.tsOff = int32(cap(body) - cap(h.ts))
+			c.tsEnd = c.tsOff + int32(len(h.ts))
+		}
+		if int(c.msgOff) > MaxLineBytes {
+			c.kind = layoutNone // cut inside the header: let the Parser look
+		}
 		c.first = s.appendBounded(c.first[:0], body, MaxLineBytes)
 		c.cont, c.contLines = c.cont[:0], 0
 		c.line, c.lines = lineNo, n
