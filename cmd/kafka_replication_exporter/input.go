@@ -130,6 +130,36 @@ func openInput(path string, stdin io.Reader) (io.ReadCloser, error) {
 	return readCloser{br, rc}, nil
 }
 
+// openMapped maps path when it is a plain (not gzip) regular file. ok=false
+// means "use openInput".
+func openMapped(path string) (lr *lineReader, closer io.Closer, ok bool) {
+	if path == "-" {
+		return nil, nil, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, false
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, false
+	}
+	data, unmap, ok := mapFile(f, fi.Size())
+	if !ok || len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		if ok {
+			unmap()
+		}
+		f.Close()
+		return nil, nil, false
+	}
+	return newMappedLineReader(data), closerFunc(func() error { unmap(); return f.Close() }), true
+}
+
+type closerFunc func() error
+
+func (c closerFunc) Close() error { return c() }
+
 type readCloser struct {
 	io.Reader
 	io.Closer
@@ -140,14 +170,25 @@ type lineReader struct {
 	br      *bufio.Reader
 	scratch []byte // holds a cut line while the rest of it is skipped
 	cut     int64  // lines longer than maxLineBytes, cut to that size
+
+	mapped []byte // the whole file when it is memory-mapped (br is then nil)
+	off    int
 }
 
 func newLineReader(r io.Reader) *lineReader {
 	return &lineReader{br: bufio.NewReaderSize(r, maxLineBytes)}
 }
 
+// newMappedLineReader reads lines out of a mapped file.
+func newMappedLineReader(data []byte) *lineReader {
+	return &lineReader{mapped: data}
+}
+
 // next returns the next line; the slice is valid until the next call.
 func (lr *lineReader) next() ([]byte, error) {
+	if lr.br == nil {
+		return lr.nextMapped()
+	}
 	line, err := lr.br.ReadSlice('\n')
 	switch {
 	case err == nil:
@@ -169,4 +210,27 @@ func (lr *lineReader) next() ([]byte, error) {
 	default:
 		return nil, err
 	}
+}
+
+// nextMapped is next for a mapped file: the same lines, the same cuts.
+func (lr *lineReader) nextMapped() ([]byte, error) {
+	rest := lr.mapped[lr.off:]
+	if len(rest) == 0 {
+		return nil, io.EOF
+	}
+	i := bytes.IndexByte(rest, '\n')
+	if i < 0 {
+		lr.off = len(lr.mapped)
+		if len(rest) >= maxLineBytes {
+			lr.cut++
+			return rest[:maxLineBytes], nil
+		}
+		return rest, nil // last line without a newline
+	}
+	lr.off += i + 1
+	if i >= maxLineBytes { // what bufio.ReadSlice reports as ErrBufferFull
+		lr.cut++
+		return rest[:maxLineBytes], nil
+	}
+	return rest[:i], nil
 }

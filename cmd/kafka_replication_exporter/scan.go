@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime/debug"
 	"time"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
@@ -29,11 +30,32 @@ type scanFunc func(file string, rec *logparse.Record, ev *logparse.Event)
 // change in state-change.log before the HW lines that follow it in server.log;
 // rotated files of one log are read in sequence. Records that are not events
 // need no ordering and are passed on as they are read.
-func scanFiles(paths []string, loc *time.Location, stdin io.Reader, fn scanFunc) (*scanStats, error) {
-	st := &scanStats{}
+func scanFiles(paths []string, loc *time.Location, stdin io.Reader, fn scanFunc) (st *scanStats, err error) {
+	st = &scanStats{}
 	var streams []*stream
+	var reading *stream // the stream being advanced, for the fault message
+	// Files are memory-mapped: one truncated while it is read faults on
+	// access instead of returning EOF. That fault becomes this error.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			panic(r)
+		}
+		name := "a log file"
+		if reading != nil {
+			reading.close()
+			name = reading.name
+		}
+		closeAll(streams)
+		err = fmt.Errorf("%s shrank while it was read (truncated by copytruncate?); verify a copy of it: %v", name, r)
+	}()
 	for _, g := range groupInputs(paths) {
 		s := &stream{files: g, stdin: stdin, st: st, fn: fn, parser: logparse.NewParser(loc)}
+		reading = s
 		if err := s.advance(); err != nil {
 			s.close()
 			closeAll(streams)
@@ -54,6 +76,7 @@ func scanFiles(paths []string, loc *time.Location, stdin io.Reader, fn scanFunc)
 		}
 		s := streams[best]
 		fn(s.name, &s.rec, &s.ev)
+		reading = s
 		if err := s.advance(); err != nil {
 			return st, err
 		}
@@ -128,6 +151,10 @@ func (s *stream) advance() error {
 }
 
 func (s *stream) open(path string) error {
+	if lr, c, ok := openMapped(path); ok {
+		s.name, s.rc, s.lr, s.sp, s.eof = path, nopReader{c}, lr, logparse.NewSplitter(), false
+		return nil
+	}
 	rc, err := openInput(path, s.stdin)
 	if err != nil {
 		return err
@@ -157,6 +184,11 @@ func (s *stream) nextRecord() (logparse.Record, bool, error) {
 	rec, ok := s.sp.Flush()
 	return rec, ok, nil
 }
+
+// nopReader is the ReadCloser of a mapped file: lines come from the mapping.
+type nopReader struct{ io.Closer }
+
+func (nopReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 func (s *stream) finishFile() {
 	s.st.Malformed += s.sp.Malformed()
