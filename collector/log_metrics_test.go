@@ -168,3 +168,30 @@ func TestStoreRetainTopics(t *testing.T) {
 		t.Errorf("want only the kept topic's series, got %d", n)
 	}
 }
+
+// The topic filter is a regexp: the store asks it once per topic, not once
+// per event, and its answer still holds for every later event.
+func TestStoreAsksTheTopicFilterOncePerTopic(t *testing.T) {
+	asked := map[string]int{}
+	s := NewStore(func(topic string) bool { asked[topic]++; return topic != "excluded" })
+	var lines []string
+	for i := 1; i <= 5; i++ {
+		lines = append(lines, line(isrUpd, "1", "orders-0", "1,2,3", strconv.Itoa(i)),
+			line(isrUpd, "1", "excluded-0", "1,2", strconv.Itoa(i)),
+			line(isrUpd, "1", "orders-1", "1,2", strconv.Itoa(i)))
+	}
+	applyLines(t, s, lines...)
+	if asked["orders"] != 1 || asked["excluded"] != 1 {
+		t.Errorf("want the filter asked once per topic, got %v", asked)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.parts) != 2 {
+		t.Errorf("want orders-0 and orders-1 in state, got %d partitions", len(s.parts))
+	}
+	for k := range s.parts {
+		if k.Topic == "excluded" {
+			t.Errorf("excluded topic in state: %v", k)
+		}
+	}
+}

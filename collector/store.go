@@ -71,6 +71,7 @@ type Store struct {
 	checker *logparse.Checker
 	parts   map[PartitionKey]*logPartition
 	filter  func(topic string) bool
+	admit   map[string]bool // filter answers by topic
 	now     func() time.Time
 	// tick is a coarse wall clock (unix ns) the followers set once per poll:
 	// time.Now for every event was a tenth of the cost of a busy log.
@@ -97,9 +98,31 @@ func NewStore(filter func(topic string) bool) *Store {
 		checker:        logparse.NewChecker(),
 		parts:          make(map[PartitionKey]*logPartition),
 		filter:         filter,
+		admit:          make(map[string]bool),
 		pendingUnclean: make(map[PartitionKey]uint64),
 		now:            time.Now,
 	}
+}
+
+// maxAdmitted bounds the topic filter's memo (a cluster has far fewer topics).
+const maxAdmitted = 1 << 16
+
+// admitted reports whether the topic filter lets the topic in, remembering
+// the answer: the filter is a regexp, and running it for every event was a
+// fifth of the sidecar's CPU beside a busy broker.
+func (s *Store) admitted(topic string) bool {
+	if s.filter == nil {
+		return true
+	}
+	ok, seen := s.admit[topic]
+	if !seen {
+		if len(s.admit) >= maxAdmitted {
+			clear(s.admit)
+		}
+		ok = s.filter(topic)
+		s.admit[topic] = ok
+	}
+	return ok
 }
 
 // Tick sets the coarse clock Apply reads (called by the followers once per poll).
@@ -133,12 +156,15 @@ func (s *Store) Apply(ev *logparse.Event) {
 		}
 		return
 	}
-	if ev.Topic == "" || ev.Partition < 0 || (s.filter != nil && !s.filter(ev.Topic)) {
+	if ev.Topic == "" || ev.Partition < 0 {
 		return
 	}
 	k := PartitionKey{ev.Topic, ev.Partition}
 	p := s.lastPart
 	if p == nil || k != s.lastKey {
+		if !s.admitted(ev.Topic) {
+			return
+		}
 		p = s.parts[k]
 	}
 	if p == nil {

@@ -86,6 +86,9 @@ func (s *serveCommand) topicFilter() (func(string) bool, error) {
 			return nil, fmt.Errorf("--collector.topic-exclude: %v", err)
 		}
 	}
+	if *s.topicInclude == ".*" && exc == nil {
+		return nil, nil // the default: every topic, no regexp to run
+	}
 	return func(topic string) bool {
 		return inc.MatchString(topic) && (exc == nil || !exc.MatchString(topic))
 	}, nil
