@@ -24,6 +24,9 @@ type LogFile struct {
 
 	records   atomic.Uint64
 	malformed atomic.Uint64
+	// Counted per line without atomics, published once per poll.
+	nRecords uint64
+	batch    storeBatch
 
 	queue *[]logparse.Event // set while catching up: events are queued, not applied
 	ev    logparse.Event    // reused for every record: an Event is ~440 bytes
@@ -58,6 +61,7 @@ func NewLogFile(path string, store *Store, opts LogFileOptions) *LogFile {
 		splitter: logparse.NewSplitter(),
 		parser:   logparse.NewParser(opts.Location),
 		store:    store,
+		batch:    storeBatch{s: store},
 		logger:   opts.Logger,
 		poll:     opts.PollInterval,
 	}
@@ -79,10 +83,12 @@ func (f *LogFile) Run(ctx context.Context) {
 		if f.follower.Stats().Lines == before {
 			f.flush()
 		}
+		f.publish()
 		select {
 		case <-ctx.Done():
 			f.follower.Poll(f.line)
 			f.flush()
+			f.publish()
 			return
 		case <-ticker.C:
 		}
@@ -93,18 +99,25 @@ func (f *LogFile) line(b []byte) {
 	if rec, ok := f.splitter.Push(b); ok {
 		f.record(rec)
 	}
-	f.malformed.Store(uint64(f.splitter.Malformed()))
 }
 
 func (f *LogFile) flush() {
 	if rec, ok := f.splitter.Flush(); ok {
 		f.record(rec)
 	}
+}
+
+// publish releases the store and makes this poll's counts visible to
+// scrapes: once per poll, not per line.
+func (f *LogFile) publish() {
+	f.batch.release()
+	f.records.Store(f.nRecords)
 	f.malformed.Store(uint64(f.splitter.Malformed()))
 }
 
 func (f *LogFile) record(rec logparse.Record) {
-	f.records.Add(1)
+	f.nRecords++
+	f.batch.record()
 	ev := &f.ev
 	if !f.parser.ParseInto(rec, ev) {
 		return
@@ -114,7 +127,7 @@ func (f *LogFile) record(rec logparse.Record) {
 		*f.queue = append(*f.queue, ev.Clone())
 		return
 	}
-	f.store.Apply(ev)
+	f.batch.apply(ev)
 }
 
 // Position is where the follower stands, for the position file.
@@ -148,6 +161,7 @@ func CatchUp(files []*LogFile) {
 		f.store.Tick(time.Now())
 		f.follower.Poll(f.line)
 		f.flush()
+		f.publish()
 		f.queue = nil
 	}
 	heads := make([]int, len(files))
