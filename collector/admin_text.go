@@ -78,6 +78,7 @@ type adminText struct {
 	lags      []lagRef    // in series order: partition, replica, topic
 	lagLabels labelBlocks
 	rollup    []topicRollup
+	prepared  bool // rows, labels, lags and rollup built for s
 }
 
 var adminTextPool = sync.Pool{New: func() any { return new(adminText) }}
@@ -86,15 +87,32 @@ var adminTextPool = sync.Pool{New: func() any { return new(adminText) }}
 // sends, other than those of SmallFamilies.
 func (a *Admin) textFamilies(fams []directFamily) ([]directFamily, func()) {
 	t := adminTextPool.Get().(*adminText)
-	s := a.snap.Load()
-	t.s = s
+	t.s = a.snap.Load()
 	t.rolled = !a.descs.partitionLabels
+	t.prepared = false
+	d := &a.descs
+	for i := range numAdminFamilies {
+		if desc := d.family(i); desc != nil {
+			fams = append(fams, directFamily{fam: d.text[desc], r: t, i: i})
+		}
+	}
+	return fams, func() {
+		t.s = nil
+		clear(t.lags) // drop the pointers into the snapshot
+		adminTextPool.Put(t)
+	}
+}
+
+// prepare builds the rows and label blocks the families render, on the first
+// family actually written: a scrape that selects other families (name[]=…)
+// does not pay for 100k partitions.
+func (t *adminText) prepare() {
+	t.prepared = true
+	s := t.s
 	t.labels.reset()
 	t.lagLabels.reset()
 	t.lags, t.rollup, t.rows = t.lags[:0], t.rollup[:0], t.rows[:0]
-
-	d := &a.descs
-	if d.partitionLabels {
+	if !t.rolled {
 		t.rows = slices.Grow(t.rows, len(s.ordered))
 		t.labels.grow(len(s.ordered), 32)
 		for _, p := range s.ordered {
@@ -137,17 +155,6 @@ func (a *Admin) textFamilies(fams []directFamily) ([]directFamily, func()) {
 			t.rollup = append(t.rollup, rollupOf(&s.topics[i]))
 		}
 	}
-
-	for i := range numAdminFamilies {
-		if desc := d.family(i); desc != nil {
-			fams = append(fams, directFamily{fam: d.text[desc], r: t, i: i})
-		}
-	}
-	return fams, func() {
-		t.s = nil
-		clear(t.lags) // drop the pointers into the snapshot
-		adminTextPool.Put(t)
-	}
 }
 
 func rollupOf(t *topicSample) topicRollup {
@@ -175,6 +182,9 @@ func rollupOf(t *topicSample) topicRollup {
 }
 
 func (t *adminText) render(w *textWriter, f *textFamily, fi int) {
+	if !t.prepared {
+		t.prepare()
+	}
 	w.begin(f)
 	if t.rolled {
 		t.renderRollup(w, f, fi)
