@@ -11,11 +11,10 @@ type tsCache struct {
 	base time.Time
 	ok   bool
 
-	// The last full timestamp and its result: a busy broker prints many
-	// lines in the same millisecond.
-	lastKey [brokerTSLen]byte
+	// The last offset into the minute and its result: a busy broker prints
+	// many lines in the same millisecond.
+	lastOff time.Duration
 	last    time.Time
-	lastOK  bool
 }
 
 // digits reads n decimal digits from s at i.
@@ -36,9 +35,6 @@ func (c *tsCache) brokerTime(s []byte, loc *time.Location) (time.Time, bool) {
 	if len(s) < 19 {
 		return time.Time{}, false
 	}
-	if c.lastOK && len(s) == brokerTSLen && string(c.lastKey[:]) == string(s) {
-		return c.last, true
-	}
 	sec, ok1 := digits(s, 17, 2)
 	if !ok1 || sec > 59 {
 		return time.Time{}, false
@@ -52,25 +48,26 @@ func (c *tsCache) brokerTime(s []byte, loc *time.Location) (time.Time, bool) {
 			i++
 		}
 	}
-	if !c.ok || string(c.key[:]) != string(s[:16]) {
-		y, ok1 := digits(s, 0, 4)
-		mo, ok2 := digits(s, 5, 2)
-		d, ok3 := digits(s, 8, 2)
-		h, ok4 := digits(s, 11, 2)
-		mi, ok5 := digits(s, 14, 2)
-		if !(ok1 && ok2 && ok3 && ok4 && ok5) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 {
-			return time.Time{}, false
+	off := time.Duration(sec)*time.Second + time.Duration(nanos)
+	if c.ok && string(c.key[:]) == string(s[:16]) {
+		if off != c.lastOff {
+			c.lastOff, c.last = off, c.base.Add(off)
 		}
-		c.base = time.Date(y, time.Month(mo), d, h, mi, 0, 0, loc)
-		copy(c.key[:], s[:16])
-		c.ok = true
+		return c.last, true
 	}
-	t := c.base.Add(time.Duration(sec)*time.Second + time.Duration(nanos))
-	if len(s) == brokerTSLen {
-		copy(c.lastKey[:], s)
-		c.last, c.lastOK = t, true
+	y, ok1 := digits(s, 0, 4)
+	mo, ok2 := digits(s, 5, 2)
+	d, ok3 := digits(s, 8, 2)
+	h, ok4 := digits(s, 11, 2)
+	mi, ok5 := digits(s, 14, 2)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 {
+		return time.Time{}, false
 	}
-	return t, true
+	c.base = time.Date(y, time.Month(mo), d, h, mi, 0, 0, loc)
+	copy(c.key[:], s[:16])
+	c.ok = true
+	c.lastOff, c.last = off, c.base.Add(off)
+	return c.last, true
 }
 
 // isoTime reads an ISO-8601 timestamp as printed by Spring Boot or
