@@ -220,3 +220,23 @@ func TestParseAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMachineByteLoop is not about the parser: a plain loop summing
+// 1,000 bytes, to put the parser's ns/op in proportion when comparing
+// machines. A core that retires one add per clock does it in about 0.33 µs
+// at 3 GHz; the shared development VM measured 2.6–5.6 µs.
+func BenchmarkMachineByteLoop(b *testing.B) {
+	buf := make([]byte, 1000)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	sum := 0
+	for b.Loop() {
+		for _, c := range buf {
+			sum += int(c)
+		}
+	}
+	if sum == 1 {
+		b.Log(sum) // keep the loop
+	}
+}
