@@ -62,18 +62,42 @@ func (p *Parser) Parse(rec Record) (ev Event, ok bool) {
 // and returning it by value costs more than rejecting a line that is not
 // ours. When it returns false, *ev holds garbage and must not be used.
 func (p *Parser) ParseInto(rec Record, ev *Event) bool {
+	// Most lines of a busy log are not ours: a default-layout line is
+	// rejected on its message's first bytes before a header is assembled.
 	var h header
-	if rec.kind != layoutNone && int(rec.msgOff) <= len(rec.First) && int(rec.tsEnd) <= int(rec.msgOff) {
+	kind := identNone
+	switch {
+	case rec.kind == layoutNone:
+		l, n := defaultHeader(rec.First)
+		if n == 0 {
+			if !splitHeaderAny(rec.First, &h) {
+				return false
+			}
+			break
+		}
+		if kind = prefilter(rec.First[n:]); kind == identNone {
+			return false
+		}
+		h = header{kind: layoutDefault, ts: rec.First[1 : brokerTSLen+1], level: l, msg: rec.First[n:]}
+	case int(rec.msgOff) <= len(rec.First) && int(rec.tsEnd) <= int(rec.msgOff):
+		if rec.kind == layoutDefault {
+			if kind = prefilter(rec.First[rec.msgOff:]); kind == identNone {
+				return false
+			}
+		}
 		h = rec.header()
-	} else if !splitHeaderPrefix(rec.First, &h) {
-		return false
+	default:
+		if !splitHeaderPrefix(rec.First, &h) {
+			return false
+		}
 	}
-	if h.kind == layoutSpring || h.kind == layoutSimple {
-		splitLogger(&h) // the message follows the logger in these layouts
-	}
-	kind := prefilter(h.msg)
 	if kind == identNone {
-		return false
+		if h.kind == layoutSpring || h.kind == layoutSimple {
+			splitLogger(&h) // the message follows the logger in these layouts
+		}
+		if kind = prefilter(h.msg); kind == identNone {
+			return false
+		}
 	}
 	if h.kind == layoutDefault || h.kind == layoutStrimzi {
 		if !p.cutLastLogger(&h) {
