@@ -30,8 +30,8 @@ type Admin struct {
 	tracker  *hwTracker
 	join     *sourceJoin
 	minISR   map[string]int // configured min.insync.replicas by topic, kept across refreshes
-	labels   labelCache
-	brokerID int32 // configured or detected; -1 = unknown
+	ids      idStrings      // partition and broker ids as label values
+	brokerID int32          // configured or detected; -1 = unknown
 	brokers  map[int32]string
 	gen      uint64
 	counts   adminCounters
@@ -51,7 +51,6 @@ func NewAdmin(cfg *AdminConfig, logger *slog.Logger, overlay LogOverlay) *Admin 
 		tracker:  newHWTracker(cfg.StallThreshold),
 		join:     newSourceJoin(overlay, logger),
 		minISR:   make(map[string]int),
-		labels:   make(labelCache),
 		brokerID: cfg.BrokerID,
 	}
 	sc := cfg.sarama

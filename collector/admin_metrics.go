@@ -163,14 +163,20 @@ func (a *Admin) collectSmall(ch chan<- prometheus.Metric, s *adminSnapshot) {
 // collectPartitions sends the per-partition series. At 100k partitions that
 // is ~1.6M series, and prometheus.MustNewConstMetric costs ~10 allocations
 // each (label pairs rebuilt every time), several seconds of Collect. So the
-// label pairs are built once per refresh (see build) and the metrics are
-// handed out from a per-scrape arena: no allocation per series here.
+// label pairs of a partition are built once per Collect, from chunks, and
+// shared by its series, and the metrics are handed out from a per-scrape
+// arena: no allocation per series here. (The refresh does not keep label
+// pairs: the direct text path, what /metrics serves, never reads them.)
 func (a *Admin) collectPartitions(ch chan<- prometheus.Metric, ordered []*partitionSample) {
 	d := &a.descs
-	var arena metricArena
+	var (
+		arena metricArena
+		pairs pairArena
+	)
 	for _, p := range ordered {
+		labels := pairs.next(&labelPartition, &p.partitionID, &labelTopic, &p.topic)
 		gauge := func(desc *prometheus.Desc, v float64) {
-			ch <- arena.next(desc, p.labels, v, prometheus.GaugeValue)
+			ch <- arena.next(desc, labels, v, prometheus.GaugeValue)
 		}
 		gauge(d.replicas, float64(p.replicas))
 		gauge(d.isr, float64(p.isr))
@@ -190,12 +196,42 @@ func (a *Admin) collectPartitions(ch chan<- prometheus.Metric, ordered []*partit
 		if p.leoKnown {
 			gauge(d.leo, float64(p.leo))
 		}
-		for _, l := range p.lags {
-			ch <- arena.next(d.lag, l.labels, float64(l.lag), prometheus.GaugeValue)
+		for i := range p.lags {
+			l := &p.lags[i]
+			lagLabels := pairs.next(&labelPartition, &p.partitionID, &labelReplica, &l.replica, &labelTopic, &p.topic)
+			ch <- arena.next(d.lag, lagLabels, float64(l.lag), prometheus.GaugeValue)
 		}
 		gauge(d.stalled, b2f(p.stalled))
-		ch <- arena.next(d.regressions, p.labels, float64(p.regressions), prometheus.CounterValue)
+		ch <- arena.next(d.regressions, labels, float64(p.regressions), prometheus.CounterValue)
 	}
+}
+
+// Label names of the Collect path's pairs (pointed to, never modified).
+var labelPartition, labelReplica, labelTopic = "partition", "replica", "topic"
+
+// pairArena hands out label pairs from chunks that are never reallocated.
+// The pairs point at the snapshot's strings, which are immutable.
+type pairArena struct {
+	pairs []dto.LabelPair
+	ptrs  []*dto.LabelPair
+}
+
+// next returns the pairs of nameValues (name, value, name, value, …), which
+// callers pass sorted by name.
+func (a *pairArena) next(nameValues ...*string) []*dto.LabelPair {
+	n := len(nameValues) / 2
+	if len(a.pairs)+n > cap(a.pairs) {
+		a.pairs = make([]dto.LabelPair, 0, 4096)
+	}
+	if len(a.ptrs)+n > cap(a.ptrs) {
+		a.ptrs = make([]*dto.LabelPair, 0, 4096)
+	}
+	start := len(a.ptrs)
+	for i := 0; i < n; i++ {
+		a.pairs = append(a.pairs, dto.LabelPair{Name: nameValues[2*i], Value: nameValues[2*i+1]})
+		a.ptrs = append(a.ptrs, &a.pairs[len(a.pairs)-1])
+	}
+	return a.ptrs[start:len(a.ptrs):len(a.ptrs)]
 }
 
 // snapshotMetric is a prometheus.Metric over label pairs prepared by the

@@ -92,7 +92,6 @@ func (a *Admin) refresh() {
 	}
 	snap := a.build(plan, got, mdAt)
 	a.tracker.forget(a.gen)
-	a.labels.forget(a.gen)
 	snap.up = true
 	snap.lastSuccess = mdAt
 	snap.duration = time.Since(started)

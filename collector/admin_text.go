@@ -139,7 +139,7 @@ func (t *adminText) prepare() {
 			for _, p := range s.ordered[start:end] {
 				for i := range p.lags {
 					l := &p.lags[i]
-					t.lags = append(t.lags, lagRef{lag: l.lag, replica: l.labels[1].GetValue(), p: p})
+					t.lags = append(t.lags, lagRef{lag: l.lag, replica: l.replica, p: p})
 				}
 			}
 			slices.SortStableFunc(t.lags[from:], func(x, y lagRef) int { return strings.Compare(x.replica, y.replica) })
