@@ -95,40 +95,41 @@ func (p *brokerPool) metadata(addr string) (*sarama.MetadataResponse, error) {
 type offsetAnswer struct {
 	offset      int64
 	leaderEpoch int32
+	ok          bool // answered without error
 }
 
-// listOffsetsLatest sends one ListOffsets LATEST for parts to addr. With
-// replicaID -1 (a consumer, read_uncommitted) the leader answers its high
-// watermark; with debugReplicaID the broker answers its own log end offset.
-// Partitions answered with an error are left out of the result.
-func (p *brokerPool) listOffsetsLatest(addr string, replicaID int32, parts []partitionKey) (map[partitionKey]offsetAnswer, error) {
+// listOffsetsLatest sends one ListOffsets LATEST to addr for the partitions
+// parts[i] of idx, and hands each answer to put(i, answer) before returning:
+// the decoded response is garbage by then. With replicaID -1 (a consumer,
+// read_uncommitted) the leader answers its high watermark; with
+// debugReplicaID the broker answers its own log end offset. Partitions
+// answered with an error (or not at all) are not put.
+func (p *brokerPool) listOffsetsLatest(addr string, replicaID int32, parts []plannedPartition, idx []int32, put func(i int32, ans offsetAnswer)) error {
 	b, err := p.get(addr)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req := sarama.NewOffsetRequest(p.conf.Version)
 	if replicaID != -1 {
 		req.SetReplicaID(replicaID)
 	}
 	req.IsolationLevel = sarama.ReadUncommitted
-	for _, k := range parts {
+	for _, i := range idx {
+		k := &parts[i].key
 		req.AddBlock(k.topic, k.partition, sarama.OffsetNewest, 1)
 	}
 	resp, err := b.GetAvailableOffsets(req)
 	if err != nil {
 		p.drop(addr)
-		return nil, fmt.Errorf("list offsets from %s: %w", addr, err)
+		return fmt.Errorf("list offsets from %s: %w", addr, err)
 	}
-	out := make(map[partitionKey]offsetAnswer, len(parts))
-	for topic, blocks := range resp.Blocks {
-		for partition, blk := range blocks {
-			if blk == nil || blk.Err != sarama.ErrNoError {
-				continue
-			}
-			out[partitionKey{topic, partition}] = offsetAnswer{offset: blk.Offset, leaderEpoch: blk.LeaderEpoch}
+	for _, i := range idx {
+		k := &parts[i].key
+		if blk := resp.GetBlock(k.topic, k.partition); blk != nil && blk.Err == sarama.ErrNoError {
+			put(i, offsetAnswer{offset: blk.Offset, leaderEpoch: blk.LeaderEpoch, ok: true})
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // describeMinISR reads min.insync.replicas of topics in one DescribeConfigs.

@@ -33,21 +33,73 @@ type plannedPartition struct {
 	isr      []int32
 	offline  []int32
 	export   bool
+	// leoBase is the first of this partition's LEO answer slots, one per
+	// entry of replicas (fetched.leoAt); -1 when it is not exported.
+	leoBase int32
 }
 
-// refreshPlan is what to ask whom.
+// leoSlot is the slot of replica r's LEO answer, -1 when there is none.
+// A replica listed twice answers in its first slot.
+func (pp *plannedPartition) leoSlot(r int32) int {
+	if pp.leoBase < 0 {
+		return -1
+	}
+	j := slices.Index(pp.replicas, r)
+	if j < 0 {
+		return -1
+	}
+	return int(pp.leoBase) + j
+}
+
+// refreshPlan is what to ask whom. The per-broker lists hold indexes into
+// parts.
 type refreshPlan struct {
 	parts        []plannedPartition
-	hwByBroker   map[int32][]partitionKey
-	leoByBroker  map[int32][]partitionKey
+	hwByBroker   map[int32][]int32
+	leoByBroker  map[int32][]int32
+	leoSlots     int // LEO answer slots of the exported partitions
+	exported     int
 	configTopics []string
 }
 
-// fetched is what the per-broker requests returned.
+// fetched is what the per-broker requests returned, by plan index: no map
+// keyed by partition (at 100k partitions those maps were ~25 MB of each
+// refresh's garbage).
 type fetched struct {
-	hw     map[partitionKey]offsetAnswer
-	leo    map[int32]map[partitionKey]offsetAnswer // by answering broker
-	minISR map[string]int                          // nil when DescribeConfigs failed
+	hwAt   []offsetAnswer // by plan.parts index
+	leoAt  []offsetAnswer // by LEO slot (plannedPartition.leoSlot)
+	minISR map[string]int // nil when DescribeConfigs failed
+
+	// Answers by key, for tests and benchmarks that hand build canned
+	// answers: build indexes them when hwAt is nil.
+	hw  map[partitionKey]offsetAnswer
+	leo map[int32]map[partitionKey]offsetAnswer // by answering broker
+}
+
+// indexed returns got with its answers by plan index.
+func (got fetched) indexed(p *refreshPlan) fetched {
+	if got.hwAt != nil {
+		return got
+	}
+	got.hwAt = make([]offsetAnswer, len(p.parts))
+	got.leoAt = make([]offsetAnswer, p.leoSlots)
+	for i := range p.parts {
+		pp := &p.parts[i]
+		if ans, ok := got.hw[pp.key]; ok {
+			ans.ok = true
+			got.hwAt[i] = ans
+		}
+		if pp.leoBase < 0 {
+			continue
+		}
+		for j, r := range pp.replicas {
+			if ans, ok := got.leo[r][pp.key]; ok {
+				ans.ok = true
+				got.leoAt[int(pp.leoBase)+j] = ans
+			}
+		}
+	}
+	return got
 }
 
 // refresh runs one poll cycle and publishes a new snapshot. It is only ever
@@ -84,7 +136,7 @@ func (a *Admin) refresh() {
 	a.detectBrokerID()
 
 	plan := a.plan(md)
-	got := a.fetch(plan, mdAddr)
+	got := a.fetch(&plan, mdAddr)
 	if got.minISR != nil {
 		for t, v := range got.minISR {
 			a.minISR[t] = v
@@ -170,12 +222,12 @@ func (a *Admin) plan(md *sarama.MetadataResponse) refreshPlan {
 	// most of a refresh's garbage.
 	p := refreshPlan{
 		parts:       make([]plannedPartition, 0, total),
-		hwByBroker:  make(map[int32][]partitionKey, len(a.brokers)),
-		leoByBroker: make(map[int32][]partitionKey, len(a.brokers)),
+		hwByBroker:  make(map[int32][]int32, len(a.brokers)),
+		leoByBroker: make(map[int32][]int32, len(a.brokers)),
 	}
 	perBroker := total/max(len(a.brokers), 1) + 1
 	for id := range a.brokers {
-		p.hwByBroker[id] = make([]partitionKey, 0, perBroker)
+		p.hwByBroker[id] = make([]int32, 0, perBroker)
 	}
 	// Offline partitions are exported by exactly one sidecar: the one of the
 	// lowest live broker id.
@@ -206,7 +258,9 @@ func (a *Admin) plan(md *sarama.MetadataResponse) refreshPlan {
 				replicas: pm.Replicas,
 				isr:      pm.Isr,
 				offline:  pm.OfflineReplicas,
+				leoBase:  -1,
 			}
+			idx := int32(len(p.parts))
 			_, leaderLive := a.brokers[pm.Leader]
 			online := pm.Leader >= 0 && leaderLive
 			switch {
@@ -218,17 +272,20 @@ func (a *Admin) plan(md *sarama.MetadataResponse) refreshPlan {
 				pp.export = a.brokerID >= 0 && a.brokerID == lowest
 			}
 			if online {
-				p.hwByBroker[pm.Leader] = append(p.hwByBroker[pm.Leader], pp.key)
+				p.hwByBroker[pm.Leader] = append(p.hwByBroker[pm.Leader], idx)
 			}
 			if pp.export {
 				exportedTopic = true
+				p.exported++
+				pp.leoBase = int32(p.leoSlots)
+				p.leoSlots += len(pm.Replicas)
 				if online {
 					for _, r := range pm.Replicas {
 						if _, live := a.brokers[r]; live && !slices.Contains(pm.OfflineReplicas, r) {
 							if p.leoByBroker[r] == nil {
-								p.leoByBroker[r] = make([]partitionKey, 0, perBroker*len(pm.Replicas))
+								p.leoByBroker[r] = make([]int32, 0, perBroker*len(pm.Replicas))
 							}
-							p.leoByBroker[r] = append(p.leoByBroker[r], pp.key)
+							p.leoByBroker[r] = append(p.leoByBroker[r], idx)
 						}
 					}
 				}
@@ -245,11 +302,15 @@ func (a *Admin) plan(md *sarama.MetadataResponse) refreshPlan {
 // fetch sends the plan's requests concurrently: one goroutine per broker
 // (HW then LEO on the same connection) plus one for DescribeConfigs. Each
 // request is bounded by the sarama timeouts, so a dead broker costs one
-// timeout, in parallel with the others.
-func (a *Admin) fetch(p refreshPlan, configAddr string) fetched {
+// timeout, in parallel with the others. Each answer is copied into the
+// plan-indexed slices as it arrives and sarama's response dropped, so no
+// more than one decoded response per broker is live at a time; the brokers
+// write disjoint elements (a partition's HW comes from its leader only, and
+// each replica has its own LEO slot), so no lock guards them.
+func (a *Admin) fetch(p *refreshPlan, configAddr string) fetched {
 	got := fetched{
-		hw:  make(map[partitionKey]offsetAnswer, len(p.parts)),
-		leo: make(map[int32]map[partitionKey]offsetAnswer, len(p.leoByBroker)),
+		hwAt:  make([]offsetAnswer, len(p.parts)),
+		leoAt: make([]offsetAnswer, p.leoSlots),
 	}
 	var (
 		mu sync.Mutex
@@ -271,29 +332,27 @@ func (a *Admin) fetch(p refreshPlan, configAddr string) fetched {
 	for id := range ids {
 		addr := a.brokers[id]
 		wg.Go(func() {
-			if parts := p.hwByBroker[id]; len(parts) > 0 {
-				hw, err := a.pool.listOffsetsLatest(addr, -1, parts)
+			if idx := p.hwByBroker[id]; len(idx) > 0 {
+				err := a.pool.listOffsetsLatest(addr, -1, p.parts, idx, func(i int32, ans offsetAnswer) {
+					got.hwAt[i] = ans
+				})
 				if err != nil {
 					// Likely a dead broker: do not spend a second
 					// timeout on its LEO request.
 					fail(reqListOffsets, id, err)
 					return
 				}
-				mu.Lock()
-				for k, v := range hw {
-					got.hw[k] = v
-				}
-				mu.Unlock()
 			}
-			if parts := p.leoByBroker[id]; len(parts) > 0 {
-				leo, err := a.pool.listOffsetsLatest(addr, debugReplicaID, parts)
+			if idx := p.leoByBroker[id]; len(idx) > 0 {
+				err := a.pool.listOffsetsLatest(addr, debugReplicaID, p.parts, idx, func(i int32, ans offsetAnswer) {
+					if slot := p.parts[i].leoSlot(id); slot >= 0 {
+						got.leoAt[slot] = ans
+					}
+				})
 				if err != nil {
 					fail(reqListOffsetsLEO, id, err)
 					return
 				}
-				mu.Lock()
-				got.leo[id] = leo
-				mu.Unlock()
 			}
 		})
 	}

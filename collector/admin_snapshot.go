@@ -89,6 +89,7 @@ func (p *partitionSample) atMinISR() bool {
 // build turns one refresh's answers into a snapshot, feeding the HW tracker
 // for every partition (exported or not) along the way.
 func (a *Admin) build(p refreshPlan, got fetched, mdAt time.Time) *adminSnapshot {
+	got = got.indexed(&p)
 	now := a.now()
 	count := func(field string) {
 		for i, f := range disagreementFields {
@@ -97,14 +98,44 @@ func (a *Admin) build(p refreshPlan, got fetched, mdAt time.Time) *adminSnapshot
 			}
 		}
 	}
-	byTopic := make(map[string]*topicSample)
+
+	// The snapshot's partitions and lags are two allocations, sized from
+	// the plan, that the topics' and partitions' slices share: growing them
+	// by append was the largest garbage of a 100k-partition refresh.
+	snap := &adminSnapshot{}
+	topicOf := make(map[string]int)
+	var perTopic []int
+	lagCap := 0
+	for i := range p.parts {
+		pp := &p.parts[i]
+		if !pp.export {
+			continue
+		}
+		t, ok := topicOf[pp.key.topic]
+		if !ok {
+			t = len(snap.topics)
+			topicOf[pp.key.topic] = t
+			snap.topics = append(snap.topics, topicSample{name: pp.key.topic, minISRConfig: a.minISR[pp.key.topic]})
+			perTopic = append(perTopic, 0)
+		}
+		perTopic[t]++
+		lagCap += max(len(pp.replicas)-1, 0)
+	}
+	all := make([]partitionSample, p.exported)
+	off := 0
+	for t, n := range perTopic {
+		snap.topics[t].partitions = all[off : off : off+n]
+		off += n
+	}
+	lags := make([]replicaLag, 0, lagCap)
+
 	for i := range p.parts {
 		pp := &p.parts[i]
 		var (
 			st      hwState
 			hwKnown bool
 		)
-		if ans, ok := got.hw[pp.key]; ok {
+		if ans := got.hwAt[i]; ans.ok {
 			epoch := pp.epoch
 			if ans.leaderEpoch >= 0 {
 				epoch = ans.leaderEpoch
@@ -127,11 +158,7 @@ func (a *Admin) build(p refreshPlan, got fetched, mdAt time.Time) *adminSnapshot
 			continue
 		}
 
-		ts := byTopic[pp.key.topic]
-		if ts == nil {
-			ts = &topicSample{name: pp.key.topic, minISRConfig: a.minISR[pp.key.topic]}
-			byTopic[pp.key.topic] = ts
-		}
+		ts := &snap.topics[topicOf[pp.key.topic]]
 		isr, epoch := a.join.join(pp.key, len(pp.isr), int64(pp.epoch), mdAt, count)
 		s := partitionSample{
 			topic:       pp.key.topic,
@@ -152,32 +179,36 @@ func (a *Admin) build(p refreshPlan, got fetched, mdAt time.Time) *adminSnapshot
 		if ts.minISRConfig > 0 {
 			s.minISR = min(ts.minISRConfig, s.replicas)
 		}
-		if l, ok := got.leo[pp.leader][pp.key]; ok {
-			s.leo, s.leoKnown = l.offset, true
+		if l := pp.leoSlot(pp.leader); l >= 0 && got.leoAt[l].ok {
+			s.leo, s.leoKnown = got.leoAt[l].offset, true
+			from := len(lags)
 			for _, r := range pp.replicas {
 				if r == pp.leader {
 					continue
 				}
-				if f, ok := got.leo[r][pp.key]; ok {
+				if f := pp.leoSlot(r); f >= 0 && got.leoAt[f].ok {
 					// The follower is asked a moment apart from the leader
 					// and can be ahead by then; lag is never negative.
-					s.lags = append(s.lags, replicaLag{
+					lags = append(lags, replicaLag{
 						replica: a.ids.get(r),
-						lag:     max(s.leo-f.offset, 0),
+						lag:     max(s.leo-got.leoAt[f].offset, 0),
 					})
 				}
+			}
+			if len(lags) > from {
+				s.lags = lags[from:len(lags):len(lags)]
 			}
 		}
 		s.stalled = s.hwKnown && s.leoKnown && a.tracker.stalled(s.underMinISR(), s.hw, s.leo, s.lastAdvance, now)
 		ts.partitions = append(ts.partitions, s)
 	}
 
-	snap := &adminSnapshot{topics: make([]topicSample, 0, len(byTopic))}
-	for _, ts := range byTopic {
+	for i := range snap.topics {
+		ts := &snap.topics[i]
 		slices.SortFunc(ts.partitions, func(x, y partitionSample) int { return int(x.partition) - int(y.partition) })
-		snap.topics = append(snap.topics, *ts)
 	}
 	slices.SortFunc(snap.topics, func(x, y topicSample) int { return strings.Compare(x.name, y.name) })
+	snap.ordered = make([]*partitionSample, 0, p.exported)
 	for i := range snap.topics {
 		for j := range snap.topics[i].partitions {
 			snap.ordered = append(snap.ordered, &snap.topics[i].partitions[j])
