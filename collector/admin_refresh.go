@@ -27,11 +27,10 @@ import (
 type plannedPartition struct {
 	key      partitionKey
 	topicID  [16]byte
+	replicas []int32
 	leader   int32
 	epoch    int32
-	replicas []int32
-	isr      []int32
-	offline  []int32
+	isr      int32 // ISR size: the ISR and offline replica lists are read by plan only
 	export   bool
 	// leoBase is the first of this partition's LEO answer slots, one per
 	// entry of replicas (fetched.leoAt); -1 when it is not exported.
@@ -256,8 +255,7 @@ func (a *Admin) plan(md *sarama.MetadataResponse) refreshPlan {
 				leader:   pm.Leader,
 				epoch:    pm.LeaderEpoch,
 				replicas: pm.Replicas,
-				isr:      pm.Isr,
-				offline:  pm.OfflineReplicas,
+				isr:      int32(len(pm.Isr)),
 				leoBase:  -1,
 			}
 			idx := int32(len(p.parts))

@@ -57,22 +57,23 @@ type topicSample struct {
 	partitions   []partitionSample
 }
 
+// Its fields are ordered so as to waste no padding: a snapshot holds 100k.
 type partitionSample struct {
 	topic       string
-	partition   int32
 	partitionID string // partition, formatted once
+	lags        []replicaLag
+	lastAdvance time.Time // zero = no HW reading yet
 	replicas    int
 	isr         int   // joined with the log view: the fresher wins
 	minISR      int   // effective: min(config, replicas); 0 = unknown
-	leader      int32 // -1 = offline
 	leaderEpoch int64 // joined with the log view
 	hw, leo     int64
+	regressions uint64
+	partition   int32
+	leader      int32 // -1 = offline
 	hwKnown     bool
 	leoKnown    bool
-	lags        []replicaLag
 	stalled     bool
-	lastAdvance time.Time // zero = no HW reading yet
-	regressions uint64
 }
 
 type replicaLag struct {
@@ -159,7 +160,7 @@ func (a *Admin) build(p refreshPlan, got fetched, mdAt time.Time) *adminSnapshot
 		}
 
 		ts := &snap.topics[topicOf[pp.key.topic]]
-		isr, epoch := a.join.join(pp.key, len(pp.isr), int64(pp.epoch), mdAt, count)
+		isr, epoch := a.join.join(pp.key, int(pp.isr), int64(pp.epoch), mdAt, count)
 		s := partitionSample{
 			topic:       pp.key.topic,
 			partition:   pp.key.partition,
