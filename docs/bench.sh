@@ -43,7 +43,7 @@ for _ in $(seq "$ROUNDS"); do
   ours_runs+=("$(cpu bin/kafka_replication_exporter verify --format=json "$log" | cut -d' ' -f1)")
   seed_runs+=("$(cpu env PATH="$WORK/gawk-bin:$PATH" bash "$SHARED/bench/verify-replication-invariants.sh" "$log" | cut -d' ' -f1)")
 done
-stat() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {printf "%s %s", v[1], v[int((NR+1)/2)]}'; }
+stat() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {printf "%s %s\n", v[1], v[int((NR+1)/2)]}'; }
 read -r ours_min ours_med < <(stat "${ours_runs[@]}")
 read -r seed_min seed_med < <(stat "${seed_runs[@]}")
 echo "ours: ${ours_runs[*]} s -> best ${ours_min}s ($(echo "scale=0; $size / $ours_min / 1000000" | bc) MB/s), median ${ours_med}s ($(echo "scale=0; $size / $ours_med / 1000000" | bc) MB/s)"
