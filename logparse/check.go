@@ -143,16 +143,21 @@ type Checker struct {
 	// several lines in a row (the TRACE/DEBUG lines of one produce).
 	lastKey   partKey
 	lastState *partState
+
+	// The last file that named its broker (see broker).
+	lastFile       string
+	lastFileBroker int32
 }
 
 // NewChecker returns an empty Checker.
 func NewChecker() *Checker {
 	return &Checker{
-		parts:      make(map[partKey]*partState),
-		fileBroker: make(map[string]int32),
-		lastBroker: -1,
-		unclean:    make(map[uncleanKey]uncleanSeen),
-		topicIDs:   make(map[string]string),
+		parts:          make(map[partKey]*partState),
+		fileBroker:     make(map[string]int32),
+		lastBroker:     -1,
+		lastFileBroker: -1,
+		unclean:        make(map[uncleanKey]uncleanSeen),
+		topicIDs:       make(map[string]string),
 	}
 }
 
@@ -161,7 +166,10 @@ func NewChecker() *Checker {
 // that name it (or, before that, assume the only broker seen so far).
 func (c *Checker) broker(ev *Event) int32 {
 	if ev.Broker >= 0 {
-		c.fileBroker[ev.File] = ev.Broker
+		if ev.File != c.lastFile || ev.Broker != c.lastFileBroker {
+			c.fileBroker[ev.File] = ev.Broker // a map write per event was measurable
+			c.lastFile, c.lastFileBroker = ev.File, ev.Broker
+		}
 		if c.lastBroker == -1 {
 			c.lastBroker = ev.Broker
 		} else if c.lastBroker != ev.Broker {
