@@ -195,3 +195,26 @@ func TestStoreAsksTheTopicFilterOncePerTopic(t *testing.T) {
 		}
 	}
 }
+
+// TRACE lines counted only by type (hw_skip, isr_ack_progress, replica_leo)
+// are counted in kafka_replication_log_events_total and touch no partition
+// state: the partition appears with its first line that it is counted for.
+func TestStoreCountsTraceOnlyTypesByType(t *testing.T) {
+	s := NewStore(nil)
+	applyLines(t, s,
+		"[2026-11-30 10:00:01,000] TRACE [Partition orders-0 broker=1] Progress awaiting ISR acks for offset 89: acked: Set(broker 1: 89), awaiting Set(broker 3: 88) (kafka.cluster.Partition)",
+		"[2026-11-30 10:00:01,000] DEBUG [Partition orders-0 broker=1] Recorded replica 2 log end offset (LEO) position 89 and log start offset 0. (kafka.cluster.Partition)",
+	)
+	s.mu.Lock()
+	if len(s.parts) != 0 || s.events[logparse.ISRAckProgress] != 1 || s.events[logparse.ReplicaLEO] != 1 {
+		t.Errorf("want 2 events counted by type and no partition state, got %d partitions, events %v/%v",
+			len(s.parts), s.events[logparse.ISRAckProgress], s.events[logparse.ReplicaLEO])
+	}
+	s.mu.Unlock()
+	applyLines(t, s, "[2026-11-30 10:00:02,000] DEBUG [Partition orders-0 broker=1] High watermark updated from (offset=88, segment=[0:1]) to (offset=89, segment=[0:2]) (kafka.cluster.Partition)")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.parts) != 1 {
+		t.Errorf("want the partition created by its HW update, got %d partitions", len(s.parts))
+	}
+}

@@ -203,6 +203,14 @@ func (s *Store) apply(ev *logparse.Event) {
 	if ev.Topic == "" || ev.Partition < 0 {
 		return
 	}
+	switch ev.Type {
+	case logparse.HWSkip, logparse.ISRAckProgress, logparse.ReplicaLEO:
+		// Counted by type only (kafka_replication_log_events_total): two thirds
+		// of a TRACE log, and looking up their partition's state was the
+		// largest cost left in a busy sidecar. The partition appears with its
+		// first HW update, ISR line or HW increment refused under min ISR.
+		return
+	}
 	k := PartitionKey{ev.Topic, ev.Partition}
 	p := s.lastPart
 	if p == nil || k != s.lastKey {
