@@ -50,7 +50,7 @@ func TestLogCollectorGolden(t *testing.T) {
 # HELP kafka_replication_partition_isr_shrinks_total ISR shrinks: the leader's 'Shrinking ISR from … to …' line, or an 'ISR updated to …' line with fewer members than the ISR known before (kafka.cluster.Partition, INFO).
 # TYPE kafka_replication_partition_isr_shrinks_total counter
 kafka_replication_partition_isr_shrinks_total{partition="0",topic="orders"} 1
-# HELP kafka_replication_partition_isr_expands_total Committed ISR expansions: an 'ISR updated to …' line with more members than the previous one (or Kafka <= 2.7 'Expanding ISR'; INFO).
+# HELP kafka_replication_partition_isr_expands_total Committed ISR expansions: an 'ISR updated to …' line with more members than the previous one (INFO), or 'Ignoring failed ISR update to PendingExpandIsr … since we have already updated state to …' for an expansion that reached the leader through metadata first (DEBUG; Kafka <= 2.7: 'Expanding ISR').
 # TYPE kafka_replication_partition_isr_expands_total counter
 kafka_replication_partition_isr_expands_total{partition="0",topic="orders"} 1
 # HELP kafka_replication_partition_in_sync_replicas ISR size of a partition this broker leads, from its last 'ISR updated to …' or 'Leader … starts at leader epoch' line (log-only mode).

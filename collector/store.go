@@ -278,6 +278,12 @@ func (s *Store) apply(ev *logparse.Event) {
 		if !t.Before(p.isrT) {
 			p.isrT, p.isrSize, p.isrAt = t, len(ev.ISR), wall
 		}
+	case logparse.ISRExpand:
+		// Logged by the leader; on KRaft often its only line for the new ISR.
+		p.setRole(true, t)
+		if !t.Before(p.isrT) {
+			p.isrT, p.isrSize, p.isrAt = t, len(ev.ToISR), wall
+		}
 	case logparse.LeaderStart:
 		c[cLeaderTransitions]++
 		p.setHW(ev.HW, t)

@@ -237,6 +237,12 @@ func (c *Checker) Observe(ev *Event) Result {
 		p := c.part(ev)
 		r.ISRShrink = true
 		if !ev.Time.Before(p.isrT) {
+			// It starts from a larger ISR than the last one seen: an expansion
+			// happened that no line showed (a KRaft leader whose expansion
+			// reaches it through metadata first logs it only at DEBUG).
+			if p.isrSize >= 0 && len(ev.FromISR) > p.isrSize {
+				r.ISRExpand = true
+			}
 			p.isrSize, p.isrT = len(ev.ToISR), ev.Time
 		}
 	case ProduceRejectedMinISR:

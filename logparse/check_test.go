@@ -186,6 +186,8 @@ func TestCheckerUncleanElectionDeduplicated(t *testing.T) {
 // commits it, and whether or not an earlier ISR line was seen.
 func TestCheckerShrinkCountedFromTheLeadersDecision(t *testing.T) {
 	shrinking := "[2025-10-16 15:57:10,000] INFO [Partition t-0 broker=1] Shrinking ISR from 1,2,3 to 1,2. Leader: (highWatermark: 5, endOffset: 10). Out of sync replicas: (brokerId: 3, endOffset: 5, lastCaughtUpTimeMs: 1). (kafka.cluster.Partition)"
+	expandedFirst := "[2025-10-16 15:57:11,000] DEBUG [Partition t-0 broker=1] Ignoring failed ISR update to PendingExpandIsr(newInSyncReplicaId=3, lastCommittedState=CommittedPartitionState(isr=Set(1, 2), leaderRecoveryState=RECOVERED)) since we have already updated state to CommittedPartitionState(isr=Set(1, 2, 3), leaderRecoveryState=RECOVERED) (kafka.cluster.Partition)"
+	shrinkingAgain := "[2025-10-16 15:57:13,000] INFO [Partition t-0 broker=1] Shrinking ISR from 1,2,3 to 1,3. Leader: (highWatermark: 9, endOffset: 12). Out of sync replicas: (brokerId: 2, endOffset: 9, lastCaughtUpTimeMs: 1). (kafka.cluster.Partition)"
 	count := func(rs []Result) (shrinks, expands int) {
 		for _, r := range rs {
 			if r.ISRShrink {
@@ -206,6 +208,8 @@ func TestCheckerShrinkCountedFromTheLeadersDecision(t *testing.T) {
 		{"shrink never committed (controller fenced the follower first)", []string{shrinking}, 1, 0},
 		{"shrink, commit, expand", []string{shrinking, fill(isrLine, "1,2", "8"), fill(isrLine, "1,2,3", "9")}, 1, 1},
 		{"controller-side shrink seen only as a smaller ISR", []string{fill(isrLine, "1,2,3", "7"), fill(isrLine, "1,2", "8")}, 1, 0},
+		{"an expansion no line showed, seen as the next shrink's larger start", []string{shrinking, shrinkingAgain}, 2, 1},
+		{"an expansion seen at DEBUG is not counted again by the next shrink", []string{shrinking, expandedFirst, shrinkingAgain}, 2, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

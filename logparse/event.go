@@ -25,7 +25,7 @@ const (
 	HWNonMonotonic               // hw_non_monotonic: UnifiedLog WARN
 	LogLoaded                    // log_loaded: initial HW at load (INFO)
 	ISRShrink                    // isr_shrink: leader proposes a shrink (INFO)
-	ISRExpand                    // isr_expand: Kafka ≤2.7 "Expanding ISR" (INFO)
+	ISRExpand                    // isr_expand: Kafka ≤2.7 "Expanding ISR" (INFO); 2.8+ "Ignoring failed ISR update to PendingExpandIsr… since we have already updated state to …" (DEBUG: the expansion reached the leader through metadata first)
 	ISRUpdate                    // isr_update: committed ISR + version/partition epoch (INFO)
 	AlterPartitionFailed         // alter_partition_failed
 	ProduceRejectedMinISR        // produce_rejected_min_isr: NotEnoughReplicas on append (ERROR + continuation)

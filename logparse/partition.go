@@ -37,6 +37,9 @@ func (p *Parser) partition(ev *Event, m []byte) bool {
 	case 'L':
 		return logLoaded(ev, body)
 	case 'I':
+		if hasPrefix(body, "Ignoring failed ISR update to ") {
+			return p.expandCommittedFirst(ev, body)
+		}
 		return p.isrUpdate(ev, body)
 	case 'E':
 		return p.isrExpand(ev, body)
@@ -277,6 +280,59 @@ func (p *Parser) isrExpand(ev *Event, s []byte) bool {
 	}
 	ev.Type = ISRExpand
 	return true
+}
+
+// expandCommittedFirst reads the DEBUG line a leader prints when the ISR
+// expansion it proposed was committed and reached it through the metadata
+// before the AlterPartition answer: "Ignoring failed ISR update to
+// PendingExpandIsr(newInSyncReplicaId=2, …, lastCommittedState=
+// CommittedPartitionState(isr=Set(1), …)) since we have already updated state
+// to CommittedPartitionState(isr=Set(1, 2), …)". No "ISR updated to" INFO line
+// follows, so on KRaft brokers (seen on real 3.9.1 and 4.1.1) this is the only
+// trace of many expansions: it becomes an isr_expand from the last committed
+// ISR to the new one. Ignored shrinks are not ours: "Shrinking ISR" counted them.
+func (p *Parser) expandCommittedFirst(ev *Event, s []byte) bool {
+	s, _ = cut(s, "Ignoring failed ISR update to ")
+	if !hasPrefix(s, "PendingExpandIsr(") {
+		return false
+	}
+	proposal, committed, ok := bytes.Cut(s, []byte(" since we have already updated state to "))
+	if !ok {
+		return false
+	}
+	// 3.1+: the proposal names its last committed state; 2.8–3.0 print
+	// "PendingExpandIsr(isr=Set(1), newInSyncReplicaId=2)", whose isr= is that state.
+	if _, last, found := bytes.Cut(proposal, []byte("lastCommittedState=")); found {
+		proposal = last
+	}
+	from, ok := isrField(proposal)
+	if !ok {
+		return false
+	}
+	to, ok := isrField(committed)
+	if !ok {
+		return false
+	}
+	if p.fromTo, _, ok = intList(p.fromTo, from); !ok || len(p.fromTo) == 0 {
+		return false
+	}
+	n := len(p.fromTo)
+	if p.fromTo, _, ok = intList(p.fromTo, to); !ok || len(p.fromTo)-n <= n {
+		return false // not an expansion after all
+	}
+	ev.FromISR, ev.ToISR = p.fromTo[:n:n], p.fromTo[n:]
+	ev.Type = ISRExpand
+	return true
+}
+
+// isrField returns the body of the first "isr=Set(…)" (or "isr=[…]") in s.
+func isrField(s []byte) ([]byte, bool) {
+	_, rest, ok := bytes.Cut(s, []byte("isr="))
+	if !ok {
+		return nil, false
+	}
+	body, _, ok := setBody(rest)
+	return body, ok
 }
 
 // E8 "ISR updated to 2,1,3 and version updated to [18]" (2.8–3.0), "… to
