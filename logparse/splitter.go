@@ -16,13 +16,32 @@ type Record struct {
 	Line  int    // 1-based line number of First in the stream pushed into this Splitter
 	Lines int    // physical lines in the record
 
-	// The header fields the Splitter already found in First, so the Parser
-	// does not cut the same line twice. Zero (layoutNone) in a Record built
-	// by hand: the Parser then reads First itself.
+	// The header the Splitter already found in First, so the Parser does not
+	// cut the same line twice. Zero (layoutNone) in a Record built by hand:
+	// the Parser then reads First itself.
+	headerSpan
+}
+
+// headerSpan is a header as offsets into the line it was cut from, so it
+// survives the line's copy into the Splitter's buffer.
+type headerSpan struct {
 	kind         layout
 	level        Level
 	tsOff, tsEnd int32
 	msgOff       int32
+}
+
+// spanOf records h, cut from line, as offsets into line.
+func spanOf(line []byte, h *header) headerSpan {
+	sp := headerSpan{kind: h.kind, level: h.level, msgOff: int32(len(line) - len(h.msg))}
+	if len(h.ts) > 0 { // h.ts lies inside line: its offset is a capacity difference
+		sp.tsOff = int32(cap(line) - cap(h.ts))
+		sp.tsEnd = sp.tsOff + int32(len(h.ts))
+	}
+	if int(sp.msgOff) > MaxLineBytes {
+		sp.kind = layoutNone // the line is cut inside the header: let the Parser look
+	}
+	return sp
 }
 
 // recBuf owns the bytes of one Record.
@@ -30,15 +49,11 @@ type recBuf struct {
 	first, cont []byte
 	contLines   int // continuation lines joined so far (blank ones too)
 	line, lines int
-	kind        layout
-	level       Level
-	tsOff       int32
-	tsEnd       int32
-	msgOff      int32
+	headerSpan
 }
 
 func (b *recBuf) record() Record {
-	return Record{First: b.first, Cont: b.cont, Line: b.line, Lines: b.lines, kind: b.kind, level: b.level, tsOff: b.tsOff, tsEnd: b.tsEnd, msgOff: b.msgOff}
+	return Record{First: b.first, Cont: b.cont, Line: b.line, Lines: b.lines, headerSpan: b.headerSpan}
 }
 
 // Splitter joins continuation lines to their header and strips container
@@ -114,15 +129,7 @@ func (s *Splitter) add(body []byte, lineNo, n int) (rec Record, ok bool) {
 			s.cur, s.spare = s.spare, s.cur
 		}
 		c := &s.cur
-		c.kind, c.level, c.msgOff = h.kind, h.level, int32(len(body)-len(h.msg))
-		c.tsOff, c.tsEnd = 0, 0
-		if len(h.ts) > 0 { // h.ts lies inside body: its offset is a capacity difference
-			c.tsOff = int32(cap(body) - cap(h.ts))
-			c.tsEnd = c.tsOff + int32(len(h.ts))
-		}
-		if int(c.msgOff) > MaxLineBytes {
-			c.kind = layoutNone // cut inside the header: let the Parser look
-		}
+		c.headerSpan = spanOf(body, &h)
 		c.first = s.appendBounded(c.first[:0], body, MaxLineBytes)
 		c.cont, c.contLines = c.cont[:0], 0
 		c.line, c.lines = lineNo, n
