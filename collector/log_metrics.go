@@ -160,9 +160,8 @@ func (c *LogCollector) collectPartitions(ch chan<- prometheus.Metric, snap []par
 	// name: partition as a string, then topic), so its sort finds a sorted
 	// family: that sort was the largest cost of a 10k-partition scrape.
 	parts := make([]string, len(snap))
-	var pbuf [11]byte
 	for i := range snap {
-		parts[i] = string(appendInt(pbuf[:0], int64(snap[i].key.Partition)))
+		parts[i] = snap[i].p.labels[0].GetValue() // the "partition" label, formatted once per partition
 	}
 	order := make([]int, len(snap))
 	for i := range order {
