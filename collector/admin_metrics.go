@@ -280,49 +280,24 @@ func labelPairs(nameValues ...string) []*dto.LabelPair {
 
 func (a *Admin) collectRollup(ch chan<- prometheus.Metric, t *topicSample) {
 	d := &a.descs
-	var (
-		replicas, isr, under, underMin, atMin, stalled int
-		hw, leo                                        int64
-		regressions                                    uint64
-		headroom                                       int
-		haveHeadroom                                   bool
-	)
-	for i := range t.partitions {
-		p := &t.partitions[i]
-		replicas += p.replicas
-		isr += p.isr
-		under += b2i(p.underReplicated())
-		underMin += b2i(p.underMinISR())
-		atMin += b2i(p.atMinISR())
-		stalled += b2i(p.stalled)
-		if p.hwKnown {
-			hw += p.hw
-		}
-		if p.leoKnown {
-			leo += p.leo
-		}
-		regressions += p.regressions
-		if p.minISR > 0 && (!haveHeadroom || p.isr-p.minISR < headroom) {
-			headroom, haveHeadroom = p.isr-p.minISR, true
-		}
-	}
+	r := rollupOf(t) // the sums the direct text path renders too
 	gauge := func(desc *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, t.name)
 	}
-	gauge(d.replicas, float64(replicas))
-	gauge(d.isr, float64(isr))
-	gauge(d.underReplicated, float64(under))
-	if t.minISRConfig > 0 {
-		gauge(d.underMinISR, float64(underMin))
-		gauge(d.atMinISR, float64(atMin))
+	gauge(d.replicas, float64(r.replicas))
+	gauge(d.isr, float64(r.isr))
+	gauge(d.underReplicated, float64(r.under))
+	if r.minISRKnown {
+		gauge(d.underMinISR, float64(r.underMin))
+		gauge(d.atMinISR, float64(r.atMin))
 	}
-	if haveHeadroom {
-		gauge(d.headroom, float64(headroom))
+	if r.haveHeadroom {
+		gauge(d.headroom, float64(r.headroom))
 	}
-	gauge(d.hw, float64(hw))
-	gauge(d.leo, float64(leo))
-	gauge(d.stalled, float64(stalled))
-	ch <- prometheus.MustNewConstMetric(d.regressions, prometheus.CounterValue, float64(regressions), t.name)
+	gauge(d.hw, float64(r.hw))
+	gauge(d.leo, float64(r.leo))
+	gauge(d.stalled, float64(r.stalled))
+	ch <- prometheus.MustNewConstMetric(d.regressions, prometheus.CounterValue, float64(r.regressions), t.name)
 }
 
 func b2f(b bool) float64 {

@@ -47,7 +47,8 @@ type lagRef struct {
 	p       *partitionSample
 }
 
-// topicRollup is a topic's sums, as collectRollup computes them.
+// topicRollup is a topic's sums (rollupOf), rendered by both the direct text
+// path and collectRollup.
 type topicRollup struct {
 	replicas, isr, under, underMin, atMin, stalled int
 	hw, leo                                        int64
