@@ -197,26 +197,15 @@ func (c *LogCollector) collectPartitions(ch chan<- prometheus.Metric, snap []par
 // collectTopics is the per-topic rollup: counters and HWs are summed over the
 // topic's partitions; the leader-only gauges have no meaningful sum and are left out.
 func (c *LogCollector) collectTopics(ch chan<- prometheus.Metric, snap []partitionSnapshot) {
-	type topicSum struct {
-		counters partitionCounters
-		hw       int64
-		hasHW    bool
-	}
-	sums := make(map[string]*topicSum)
+	sums := make(map[string]*logRow)
 	for i := range snap {
-		k, p := snap[i].key, &snap[i].p
+		k := snap[i].key
 		t := sums[k.Topic]
 		if t == nil {
-			t = &topicSum{}
+			t = &logRow{topic: k.Topic}
 			sums[k.Topic] = t
 		}
-		for j := range p.counters {
-			t.counters[j] += p.counters[j]
-		}
-		if p.hasHW {
-			t.hw += p.hw
-			t.hasHW = true
-		}
+		t.add(&snap[i].p)
 	}
 	topics := make([]string, 0, len(sums))
 	for t := range sums {

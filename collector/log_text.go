@@ -27,6 +27,18 @@ type logRow struct {
 	hasISR, isEpoch bool // leader-only gauges
 }
 
+// add sums a partition into a per-topic rollup row: counters and HW; the
+// leader-only gauges have no meaningful sum.
+func (r *logRow) add(p *logPartition) {
+	for j := range p.counters {
+		r.counters[j] += p.counters[j]
+	}
+	if p.hasHW {
+		r.hw += p.hw
+		r.hasHW = true
+	}
+}
+
 // logText is one scrape's copy of the store, pooled between scrapes.
 type logText struct {
 	rows   []logRow
@@ -57,14 +69,7 @@ func (c *LogCollector) textFamilies(fams []directFamily) ([]directFamily, func()
 				t.topics[k.Topic] = i
 				t.rows = append(t.rows, logRow{topic: k.Topic})
 			}
-			r := &t.rows[i]
-			for j := range p.counters {
-				r.counters[j] += p.counters[j]
-			}
-			if p.hasHW {
-				r.hw += p.hw
-				r.hasHW = true
-			}
+			t.rows[i].add(p)
 			continue
 		}
 		t.rows = append(t.rows, logRow{
