@@ -104,7 +104,7 @@ type stream struct {
 	parser *logparse.Parser
 
 	name string
-	rc   io.ReadCloser
+	rc   io.Closer // the open file (lr reads it, or its mapping)
 	lr   *lineReader
 	sp   *logparse.Splitter
 	eof  bool // current file fully read and flushed
@@ -151,17 +151,17 @@ func (s *stream) advance() error {
 }
 
 func (s *stream) open(path string) error {
-	if lr, c, ok := openMapped(path); ok {
-		s.name, s.rc, s.lr, s.sp, s.eof = path, nopReader{c}, lr, logparse.NewSplitter(), false
-		return nil
-	}
-	rc, err := openInput(path, s.stdin)
-	if err != nil {
-		return err
+	lr, c, mapped := openMapped(path)
+	if !mapped {
+		rc, err := openInput(path, s.stdin)
+		if err != nil {
+			return err
+		}
+		lr, c = newLineReader(rc), rc
 	}
 	// The path as given, not its base name: b1/server.log and b2/server.log are
 	// different brokers to the checker.
-	s.name, s.rc, s.lr, s.sp, s.eof = path, rc, newLineReader(rc), logparse.NewSplitter(), false
+	s.name, s.rc, s.lr, s.sp, s.eof = path, c, lr, logparse.NewSplitter(), false
 	return nil
 }
 
@@ -184,11 +184,6 @@ func (s *stream) nextRecord() (logparse.Record, bool, error) {
 	rec, ok := s.sp.Flush()
 	return rec, ok, nil
 }
-
-// nopReader is the ReadCloser of a mapped file: lines come from the mapping.
-type nopReader struct{ io.Closer }
-
-func (nopReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 func (s *stream) finishFile() {
 	s.st.Malformed += s.sp.Malformed()
