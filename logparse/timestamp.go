@@ -1,13 +1,16 @@
 package logparse
 
-import "time"
+import (
+	"encoding/binary"
+	"time"
+)
 
 // tsCache remembers the last minute it converted. Broker logs print many
 // lines per minute, so most timestamps cost a 16-byte compare and an Add
 // instead of a time.Date with a zone lookup. Zone offsets only change on
 // minute boundaries, so adding seconds inside the cached minute is exact.
 type tsCache struct {
-	key  [16]byte // "yyyy-MM-dd HH:mm"
+	key  [2]uint64 // "yyyy-MM-dd HH:mm", as two words: compared without a call
 	base time.Time
 	ok   bool
 
@@ -40,7 +43,9 @@ func (c *tsCache) brokerTime(s []byte, loc *time.Location) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	var nanos int
-	if len(s) > 20 && (s[19] == ',' || s[19] == '.') {
+	if ms, ok := digits(s, 20, 3); ok && len(s) == brokerTSLen && (s[19] == ',' || s[19] == '.') {
+		nanos = ms * 1_000_000 // log4j's %d: exactly three digits
+	} else if len(s) > 20 && (s[19] == ',' || s[19] == '.') {
 		i, scale := 20, 100_000_000
 		for i < len(s) && isDigit(s[i]) && scale > 0 {
 			nanos += int(s[i]-'0') * scale
@@ -49,7 +54,8 @@ func (c *tsCache) brokerTime(s []byte, loc *time.Location) (time.Time, bool) {
 		}
 	}
 	off := time.Duration(sec)*time.Second + time.Duration(nanos)
-	if c.ok && string(c.key[:]) == string(s[:16]) {
+	k0, k1 := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[8:])
+	if c.ok && c.key[0] == k0 && c.key[1] == k1 {
 		if off != c.lastOff {
 			c.lastOff, c.last = off, c.base.Add(off)
 		}
@@ -64,7 +70,7 @@ func (c *tsCache) brokerTime(s []byte, loc *time.Location) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	c.base = time.Date(y, time.Month(mo), d, h, mi, 0, 0, loc)
-	copy(c.key[:], s[:16])
+	c.key = [2]uint64{k0, k1}
 	c.ok = true
 	c.lastOff, c.last = off, c.base.Add(off)
 	return c.last, true
