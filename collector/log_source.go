@@ -96,13 +96,13 @@ func (f *LogFile) Run(ctx context.Context) {
 }
 
 func (f *LogFile) line(b []byte) {
-	if rec, ok := f.splitter.Push(b); ok {
+	if rec := f.splitter.Push(b); rec != nil {
 		f.record(rec)
 	}
 }
 
 func (f *LogFile) flush() {
-	if rec, ok := f.splitter.Flush(); ok {
+	if rec := f.splitter.Flush(); rec != nil {
 		f.record(rec)
 	}
 }
@@ -115,7 +115,7 @@ func (f *LogFile) publish() {
 	f.malformed.Store(uint64(f.splitter.Malformed()))
 }
 
-func (f *LogFile) record(rec logparse.Record) {
+func (f *LogFile) record(rec *logparse.Record) {
 	f.nRecords++
 	f.batch.record()
 	ev := &f.ev

@@ -33,11 +33,15 @@ var benchHWLines = func() (ls [8][]byte) {
 func BenchmarkParseHWUpdate(b *testing.B) {
 	p := NewParser(time.UTC)
 	var ev Event
+	var recs [8]Record
+	for i, l := range benchHWLines {
+		recs[i] = Record{First: l, Line: 1, Lines: 1}
+	}
 	b.SetBytes(int64(len(benchHW)))
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if !p.ParseInto(Record{First: benchHWLines[i&7], Line: 1, Lines: 1}, &ev) {
+		if !p.ParseInto(&recs[i&7], &ev) {
 			b.Fatal("not parsed")
 		}
 		i++
@@ -68,7 +72,7 @@ func BenchmarkParseNotOurs(b *testing.B) {
 	b.SetBytes(int64(len(benchNotOurs)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if p.ParseInto(rec, &ev) {
+		if p.ParseInto(&rec, &ev) {
 			b.Fatal("parsed")
 		}
 	}
@@ -117,8 +121,8 @@ func BenchmarkSplitterParseMixed(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, l := range mix {
-			if r, ok := s.Push(l); ok {
-				if _, ok := p.Parse(r); ok {
+			if r := s.Push(l); r != nil {
+				if _, ok := p.Parse(*r); ok {
 					events++
 				}
 			}

@@ -59,7 +59,7 @@ func FuzzSplitter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, p := NewSplitter(), NewParser(time.UTC)
 		lastLine, lines := 0, 0
-		check := func(r Record) {
+		check := func(r *Record) {
 			if len(r.First) > MaxLineBytes || len(r.Cont) > MaxContBytes {
 				t.Fatalf("record over bounds: first %d, cont %d", len(r.First), len(r.Cont))
 			}
@@ -68,7 +68,7 @@ func FuzzSplitter(f *testing.F) {
 			}
 			lastLine = r.Line
 			lines += r.Lines
-			ev, ok := p.Parse(r)
+			ev, ok := p.Parse(*r)
 			if ok && !json.Valid(AppendJSON(nil, &ev)) {
 				t.Fatalf("invalid JSON for %q", r.First)
 			}
@@ -81,11 +81,11 @@ func FuzzSplitter(f *testing.F) {
 		physical := 0
 		for l := range bytes.SplitSeq(data, []byte("\n")) {
 			physical++
-			if r, ok := s.Push(l); ok {
+			if r := s.Push(l); r != nil {
 				check(r)
 			}
 		}
-		if r, ok := s.Flush(); ok {
+		if r := s.Flush(); r != nil {
 			check(r)
 		}
 		// Every pushed line is in at most one record, and counted malformed

@@ -25,8 +25,8 @@ func parseFile(t *testing.T, path string) []byte {
 	defer f.Close()
 	s, p := NewSplitter(), NewParser(time.UTC)
 	var out []byte
-	emit := func(r Record) {
-		if ev, ok := p.Parse(r); ok {
+	emit := func(r *Record) {
+		if ev, ok := p.Parse(*r); ok {
 			out = AppendJSON(out, &ev)
 			out = append(out, '\n')
 		}
@@ -34,14 +34,14 @@ func parseFile(t *testing.T, path string) []byte {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
-		if r, ok := s.Push(sc.Bytes()); ok {
+		if r := s.Push(sc.Bytes()); r != nil {
 			emit(r)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if r, ok := s.Flush(); ok {
+	if r := s.Flush(); r != nil {
 		emit(r)
 	}
 	return out

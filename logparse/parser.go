@@ -51,7 +51,7 @@ func (p *Parser) ParseLine(line []byte) (Event, bool) {
 // line, other logger, junk) — never an error. Event.Line = rec.Line;
 // Event.File is left empty (the caller sets it).
 func (p *Parser) Parse(rec Record) (ev Event, ok bool) {
-	ok = p.ParseInto(rec, &ev)
+	ok = p.ParseInto(&rec, &ev)
 	if !ok {
 		ev = Event{}
 	}
@@ -61,7 +61,7 @@ func (p *Parser) Parse(rec Record) (ev Event, ok bool) {
 // ParseInto is Parse writing into *ev, for hot loops: Event is ~440 bytes,
 // and returning it by value costs more than rejecting a line that is not
 // ours. When it returns false, *ev holds garbage and must not be used.
-func (p *Parser) ParseInto(rec Record, ev *Event) bool {
+func (p *Parser) ParseInto(rec *Record, ev *Event) bool {
 	// Most lines of a busy log are not ours: a default-layout line is
 	// rejected on its message's first bytes before a header is assembled.
 	var h header
@@ -78,14 +78,17 @@ func (p *Parser) ParseInto(rec Record, ev *Event) bool {
 		if kind = prefilter(rec.First[n:]); kind == identNone {
 			return false
 		}
-		h = header{kind: layoutDefault, ts: rec.First[1 : brokerTSLen+1], level: l, msg: rec.First[n:]}
+		// Field by field: a composite literal is built on the stack and
+		// copied with 16-byte loads that stall on the 8-byte stores before.
+		h.kind, h.level = layoutDefault, l
+		h.ts, h.msg = rec.First[1:brokerTSLen+1], rec.First[n:]
 	case int(rec.msgOff) <= len(rec.First) && int(rec.tsEnd) <= int(rec.msgOff):
 		if rec.kind == layoutDefault {
 			if kind = prefilter(rec.First[rec.msgOff:]); kind == identNone {
 				return false
 			}
 		}
-		h = rec.header()
+		rec.header(&h)
 	default:
 		if !splitHeaderPrefix(rec.First, &h) {
 			return false
@@ -143,9 +146,10 @@ func (p *Parser) ParseInto(rec Record, ev *Event) bool {
 	return true
 }
 
-// header rebuilds the header the Splitter found in r.First.
-func (r *Record) header() header {
-	return header{kind: r.kind, level: r.level, ts: r.First[r.tsOff:r.tsEnd], msg: r.First[r.msgOff:]}
+// header rebuilds in h the header the Splitter found in r.First.
+func (r *Record) header(h *header) {
+	h.kind, h.level = r.kind, r.level
+	h.ts, h.msg = r.First[r.tsOff:r.tsEnd], r.First[r.msgOff:]
 }
 
 // blankEvent is what every event starts from: -1 marks "not on this line".

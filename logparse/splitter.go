@@ -31,9 +31,12 @@ type headerSpan struct {
 	msgOff       int32
 }
 
-// spanOf records h, cut from line, as offsets into line.
-func spanOf(line []byte, h *header) headerSpan {
-	sp := headerSpan{kind: h.kind, level: h.level, msgOff: int32(len(line) - len(h.msg))}
+// setSpan records h, cut from line, in sp as offsets into line. It writes
+// sp in place: a returned struct was copied with wide loads that stall on
+// the narrow stores that built it.
+func setSpan(sp *headerSpan, line []byte, h *header) {
+	sp.kind, sp.level, sp.msgOff = h.kind, h.level, int32(len(line)-len(h.msg))
+	sp.tsOff, sp.tsEnd = 0, 0
 	if len(h.ts) > 0 { // h.ts lies inside line: its offset is a capacity difference
 		sp.tsOff = int32(cap(line) - cap(h.ts))
 		sp.tsEnd = sp.tsOff + int32(len(h.ts))
@@ -41,7 +44,6 @@ func spanOf(line []byte, h *header) headerSpan {
 	if int(sp.msgOff) > MaxLineBytes {
 		sp.kind = layoutNone // the line is cut inside the header: let the Parser look
 	}
-	return sp
 }
 
 // recBuf owns the bytes of one Record.
@@ -52,8 +54,10 @@ type recBuf struct {
 	headerSpan
 }
 
-func (b *recBuf) record() Record {
-	return Record{First: b.first, Cont: b.cont, Line: b.line, Lines: b.lines, headerSpan: b.headerSpan}
+// record fills r with b's record, field by field (see setSpan).
+func (b *recBuf) record(r *Record) *Record {
+	r.First, r.Cont, r.Line, r.Lines, r.headerSpan = b.first, b.cont, b.line, b.lines, b.headerSpan
+	return r
 }
 
 // Splitter joins continuation lines to their header and strips container
@@ -62,8 +66,12 @@ func (b *recBuf) record() Record {
 // A record is complete only when the next header arrives, so the caller
 // must Flush at end of input, or when a followed file has been idle.
 type Splitter struct {
-	cur, spare recBuf // cur is being filled; spare backs the last returned Record
-	pending    bool
+	// bufs[cur] is being filled; the other backs the last returned Record.
+	// Flipping an index is cheaper than swapping two structs.
+	bufs    [2]recBuf
+	cur     int
+	pending bool
+	out     Record // the last returned Record: handed out by pointer, not copied
 
 	// CRI "P" chunks waiting for their "F" chunk.
 	partial      []byte
@@ -79,9 +87,9 @@ func NewSplitter() *Splitter { return &Splitter{} }
 
 // Push takes one physical line (without its '\n'; a trailing '\r' is
 // tolerated). When the line starts a new record, the previous complete
-// record is returned (ok=true). Returned slices alias the Splitter's buffers
-// and are valid until the next Push/Flush call.
-func (s *Splitter) Push(line []byte) (rec Record, ok bool) {
+// record is returned; otherwise nil. The Record and its slices belong to
+// the Splitter and are valid until the next Push/Flush call.
+func (s *Splitter) Push(line []byte) *Record {
 	s.line++
 	line = trimSuffixByte(line, '\r')
 	body, tag := stripEnvelope(line)
@@ -92,12 +100,12 @@ func (s *Splitter) Push(line []byte) (rec Record, ok bool) {
 		}
 		s.partial = s.appendBounded(s.partial, body, MaxLineBytes)
 		s.partialLines++
-		return Record{}, false
+		return nil
 	case s.partialLines > 0 && tag == criFull:
 		s.partial = s.appendBounded(s.partial, body, MaxLineBytes)
-		rec, ok = s.add(s.partial, s.partialLine, s.partialLines+1)
+		rec := s.add(s.partial, s.partialLine, s.partialLines+1)
 		s.partial, s.partialLines = s.partial[:0], 0
-		return rec, ok
+		return rec
 	case s.partialLines > 0:
 		// A plain line cannot finish CRI chunks: the P chunks were cut off.
 		s.malformed += int64(s.partialLines)
@@ -121,20 +129,20 @@ func (s *Splitter) appendBounded(dst, src []byte, limit int) []byte {
 }
 
 // add files one logical line (n physical lines starting at lineNo).
-func (s *Splitter) add(body []byte, lineNo, n int) (rec Record, ok bool) {
+func (s *Splitter) add(body []byte, lineNo, n int) (rec *Record) {
 	var h header
 	if splitHeaderPrefix(body, &h) {
 		if s.pending {
-			rec, ok = s.cur.record(), true
-			s.cur, s.spare = s.spare, s.cur
+			rec = s.bufs[s.cur].record(&s.out)
+			s.cur ^= 1
 		}
-		c := &s.cur
-		c.headerSpan = spanOf(body, &h)
+		c := &s.bufs[s.cur]
+		setSpan(&c.headerSpan, body, &h)
 		c.first = s.appendBounded(c.first[:0], body, MaxLineBytes)
 		c.cont, c.contLines = c.cont[:0], 0
 		c.line, c.lines = lineNo, n
 		s.pending = true
-		return rec, ok
+		return rec
 	}
 	// Binary junk (e.g. the zero-filled tail of a crashed file) is dropped. Only
 	// non-header lines are scanned for NUL: a second pass over every header
@@ -142,35 +150,35 @@ func (s *Splitter) add(body []byte, lineNo, n int) (rec Record, ok bool) {
 	// timestamp and level is a log record whatever bytes follow.
 	if bytes.IndexByte(body, 0) >= 0 {
 		s.malformed += int64(n)
-		return Record{}, false
+		return nil
 	}
 	if !s.pending {
 		s.malformed += int64(n) // orphan continuation: its header was never seen
-		return Record{}, false
+		return nil
 	}
-	c := &s.cur
+	c := &s.bufs[s.cur]
 	c.lines += n
 	if len(c.cont) >= MaxContBytes {
 		s.malformed += int64(n)
-		return Record{}, false
+		return nil
 	}
 	if c.contLines > 0 {
 		c.cont = append(c.cont, '\n')
 	}
 	c.contLines++
 	c.cont = s.appendBounded(c.cont, body, MaxContBytes)
-	return Record{}, false
+	return nil
 }
 
 // Flush returns the pending record, if any (end of input, or a live
 // follower that has been idle). CRI partial chunks still waiting for their
 // F chunk stay held.
-func (s *Splitter) Flush() (rec Record, ok bool) {
+func (s *Splitter) Flush() *Record {
 	if !s.pending {
-		return Record{}, false
+		return nil
 	}
 	s.pending = false
-	return s.cur.record(), true
+	return s.bufs[s.cur].record(&s.out)
 }
 
 // Pending reports whether a record is held.

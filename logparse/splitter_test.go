@@ -12,15 +12,15 @@ func split(t *testing.T, lines ...string) ([]string, int64) {
 	t.Helper()
 	s := NewSplitter()
 	var out []string
-	add := func(r Record) {
+	add := func(r *Record) {
 		out = append(out, strings.Join([]string{strconv.Itoa(r.Line) + "/" + strconv.Itoa(r.Lines), string(r.First), string(r.Cont)}, "|"))
 	}
 	for _, l := range lines {
-		if r, ok := s.Push([]byte(l)); ok {
+		if r := s.Push([]byte(l)); r != nil {
 			add(r)
 		}
 	}
-	if r, ok := s.Flush(); ok {
+	if r := s.Flush(); r != nil {
 		add(r)
 	}
 	if s.Pending() {
@@ -82,14 +82,14 @@ func TestSplitter(t *testing.T) {
 func TestSplitterBounds(t *testing.T) {
 	s := NewSplitter()
 	huge := []byte(h2 + strings.Repeat("x", 10<<20))
-	if _, ok := s.Push(huge); ok {
+	if r := s.Push(huge); r != nil {
 		t.Fatal("want no record yet")
 	}
 	for i := 0; i < 3000; i++ { // ~300 KB of stack trace
 		s.Push([]byte("\tat org.apache.kafka.some.Frame.method(Frame.java:123) ~[kafka.jar:4.1.0]"))
 	}
-	r, ok := s.Flush()
-	if !ok {
+	r := s.Flush()
+	if r == nil {
 		t.Fatal("want the record on Flush")
 	}
 	if len(r.First) != MaxLineBytes {
@@ -111,12 +111,12 @@ func TestSplitterBounds(t *testing.T) {
 func TestSplitterAliasing(t *testing.T) {
 	s := NewSplitter()
 	s.Push([]byte(h1))
-	r, ok := s.Push([]byte(h2))
-	if !ok || string(r.First) != h1 {
-		t.Fatalf("want %q, got %q", h1, r.First)
+	r := s.Push([]byte(h2))
+	if r == nil || string(r.First) != h1 {
+		t.Fatalf("want %q, got %v", h1, r)
 	}
-	r, _ = s.Push([]byte(h1))
-	if string(r.First) != h2 {
+	r = s.Push([]byte(h1))
+	if r == nil || string(r.First) != h2 {
 		t.Fatalf("want %q, got %q", h2, r.First)
 	}
 }

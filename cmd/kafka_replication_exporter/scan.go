@@ -75,7 +75,7 @@ func scanFiles(paths []string, loc *time.Location, stdin io.Reader, fn scanFunc)
 			}
 		}
 		s := streams[best]
-		fn(s.name, &s.rec, &s.ev)
+		fn(s.name, s.rec, &s.ev)
 		reading = s
 		if err := s.advance(); err != nil {
 			return st, err
@@ -109,7 +109,7 @@ type stream struct {
 	sp   *logparse.Splitter
 	eof  bool // current file fully read and flushed
 
-	rec  logparse.Record // the pending event's record
+	rec  *logparse.Record // the pending event's record (the Splitter's)
 	ev   logparse.Event  // the pending event
 	done bool
 }
@@ -127,20 +127,19 @@ func (s *stream) advance() error {
 			}
 			s.idx++
 		}
-		rec, ok, err := s.nextRecord()
+		rec, err := s.nextRecord()
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if rec == nil {
 			s.finishFile()
 			continue
 		}
 		s.st.Records++
-		// s.rec and s.ev hold the record in the (heap) stream: handing out the
-		// address of a local would allocate once per record.
+		// rec is the Splitter's: it stays valid until this stream's next Push.
 		s.rec = rec
 		if !s.parser.ParseInto(rec, &s.ev) {
-			s.fn(s.name, &s.rec, nil)
+			s.fn(s.name, rec, nil)
 			continue
 		}
 		s.ev.File = s.name
@@ -166,23 +165,22 @@ func (s *stream) open(path string) error {
 }
 
 // nextRecord returns the next complete record of the current file.
-func (s *stream) nextRecord() (logparse.Record, bool, error) {
+func (s *stream) nextRecord() (*logparse.Record, error) {
 	for !s.eof {
 		line, err := s.lr.next()
 		if err != nil {
 			if err != io.EOF {
-				return logparse.Record{}, false, fmt.Errorf("%s: %w", s.name, err)
+				return nil, fmt.Errorf("%s: %w", s.name, err)
 			}
 			s.eof = true
 			break
 		}
 		s.st.Lines++
-		if rec, ok := s.sp.Push(line); ok {
-			return rec, true, nil
+		if rec := s.sp.Push(line); rec != nil {
+			return rec, nil
 		}
 	}
-	rec, ok := s.sp.Flush()
-	return rec, ok, nil
+	return s.sp.Flush(), nil
 }
 
 func (s *stream) finishFile() {
