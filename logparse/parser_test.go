@@ -313,3 +313,23 @@ func TestParseNotOurs(t *testing.T) {
 		})
 	}
 }
+
+// TestParsePartitionMemo: a parser that remembers the last partition prefix
+// reads near-misses of it exactly as a fresh parser does.
+func TestParsePartitionMemo(t *testing.T) {
+	hw := " High watermark updated from (offset=1, segment=[0:1]) to (offset=2, segment=[0:2])"
+	p := NewParser(time.UTC)
+	for _, prefix := range []string{
+		"[Partition t-1 broker=1]", "[Partition t-1 broker=1]", "[Partition t-1 broker=12]", "[Partition t-1 broker=1]",
+		"[Partition t-10 broker=1]", "[Partition t-1 broker=1]X", "[Partition t-1 broker=1]", "[Partition t-1 broker=1] ",
+		"[Partition t-1 broker=1]", "[Partition t-1 broker=1]x" + hw[1:],
+		"[Partition t-1 broker=", "[Partition u-1 broker=1]", "[Partition t-1 broker=1]", "[Partition t-1 broker=1)",
+	} {
+		in := line("DEBUG", prefix+hw, partitionLogger)
+		got, ok := p.Parse(Record{First: []byte(in), Line: 1, Lines: 1})
+		want, wantOK := NewParser(time.UTC).Parse(Record{First: []byte(in), Line: 1, Lines: 1})
+		if ok != wantOK || !reflect.DeepEqual(normalize(got), normalize(want)) {
+			t.Fatalf("%q: reused parser %v %+v, fresh parser %v %+v", prefix, ok, got, wantOK, want)
+		}
+	}
+}

@@ -8,15 +8,7 @@ import "bytes"
 // partition parses a "[Partition …]" message.
 func (p *Parser) partition(ev *Event, m []byte) bool {
 	m, _ = cut(m, "[Partition ")
-	tp, rest := word(m)
-	rest, ok := cut(rest, " broker=")
-	if !ok || !p.setTopicPartition(ev, tp) {
-		return false
-	}
-	if ev.Broker, rest, ok = id(rest); !ok {
-		return false
-	}
-	body, ok := cut(rest, "] ")
+	body, ok := p.partitionIdent(ev, m)
 	if !ok || len(body) == 0 {
 		return false
 	}
@@ -47,6 +39,37 @@ func (p *Parser) partition(ev *Event, m []byte) bool {
 		return p.alterFailed(ev, body)
 	}
 	return false
+}
+
+// maxIdentMemo bounds the remembered prefix, whatever junk is parsed.
+const maxIdentMemo = 320
+
+// partitionIdent reads "<topic>-<p> broker=<b>] " into ev and returns what
+// follows. The same bytes as the last prefix give the same fields without
+// scanning them.
+func (p *Parser) partitionIdent(ev *Event, m []byte) ([]byte, bool) {
+	last := &p.lastPart
+	if n := len(last.text); n > 0 && len(m) > n+1 && m[n] == ']' && m[n+1] == ' ' && string(m[:n]) == string(last.text) {
+		ev.Topic, ev.Partition, ev.Broker = last.topic, last.partition, last.broker
+		return m[n+2:], true
+	}
+	tp, rest := word(m)
+	rest, ok := cut(rest, " broker=")
+	if !ok || !p.setTopicPartition(ev, tp) {
+		return nil, false
+	}
+	if ev.Broker, rest, ok = id(rest); !ok {
+		return nil, false
+	}
+	body, ok := cut(rest, "] ")
+	if !ok {
+		return nil, false
+	}
+	if n := len(m) - len(rest); n <= maxIdentMemo { // Kafka topic names are ≤ 249 bytes
+		last.text = append(last.text[:0], m[:n]...)
+		last.topic, last.partition, last.broker = ev.Topic, ev.Partition, ev.Broker
+	}
+	return body, true
 }
 
 // offsetMetadata reads a LogOffsetMetadata: "(offset=88, segment=[16:76938])"
