@@ -69,6 +69,7 @@ type logPartition struct {
 type Store struct {
 	mu      sync.Mutex
 	checker *logparse.Checker
+	res     logparse.Result // the last event's, reused: apply runs under mu
 	parts   map[PartitionKey]*logPartition
 	filter  func(topic string) bool
 	admit   map[string]bool // filter answers by topic
@@ -185,7 +186,8 @@ func (b *storeBatch) release() {
 
 // apply is Apply with s.mu held.
 func (s *Store) apply(ev *logparse.Event) {
-	res := s.checker.Observe(ev)
+	res := &s.res
+	s.checker.Observe(ev, res)
 	s.events[ev.Type]++
 	wall := s.wallNow()
 	at := ev.Time

@@ -4,6 +4,7 @@
 # every 200k lines. Prints the exporter's CPU (% of a core) and max RSS from /usr/bin/time -v,
 # and checks that every line was read. The first figure is the follow cost alone (from /proc, before
 # any scrape); /usr/bin/time's figures at the end include the two scrapes of ~140k series. Usage: bash docs/sidecar-cost.sh [seconds]
+# BIN=path measures another build (for before/after runs, interleaved); by default `make build`'s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-20}
@@ -11,11 +12,12 @@ RATE=${RATE:-100000}
 SHARED=${SHARED:-../shared}
 work=$(mktemp -d)
 trap 'kill $exp 2>/dev/null || true; rm -rf "$work"' EXIT
-make -s build
+BIN=${BIN:-}
+if [ -z "$BIN" ]; then make -s build; BIN=bin/kafka_replication_exporter; fi
 python3 "$SHARED/bench/genlog.py" --lines $((SECS * RATE)) --partitions 10000 --seed 3 \
   --out "$work/src.log" --manifest "$work/m.json" >/dev/null
 : >"$work/server.log"
-/usr/bin/time -v bin/kafka_replication_exporter serve --log.file="$work/server.log" \
+/usr/bin/time -v "$BIN" serve --log.file="$work/server.log" \
   --web.listen-address=127.0.0.1:19742 --web.disable-exporter-metrics 2>"$work/time.out" >/dev/null &
 exp=$!
 sleep 1

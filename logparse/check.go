@@ -206,10 +206,12 @@ func (c *Checker) Forget(broker int32, topic string, partition int32) {
 	c.lastState = nil
 }
 
-// Observe checks one event. It may fill ev.Topic from a topic id learned earlier
-// (controller lines name the topic only by id).
-func (c *Checker) Observe(ev *Event) Result {
-	var r Result
+// Observe checks one event and writes what it found to *r. It may fill
+// ev.Topic from a topic id learned earlier (controller lines name the topic
+// only by id). The caller owns r: a returned struct was copied with wide
+// loads that stalled on the narrow stores that filled it, once per event.
+func (c *Checker) Observe(ev *Event, r *Result) {
+	*r = Result{}
 	if ev.TopicID != "" {
 		if ev.Topic != "" {
 			c.topicIDs[ev.TopicID] = ev.Topic
@@ -219,9 +221,9 @@ func (c *Checker) Observe(ev *Event) Result {
 	}
 	switch ev.Type {
 	case HWUpdate:
-		c.hwUpdate(ev, &r)
+		c.hwUpdate(ev, r)
 	case ISRUpdate:
-		c.isrUpdate(ev, &r)
+		c.isrUpdate(ev, r)
 	case ISRExpand:
 		p := c.part(ev)
 		p.isrSize, p.isrT = len(ev.ToISR), ev.Time
@@ -270,11 +272,10 @@ func (c *Checker) Observe(ev *Event) Result {
 	case LeaderStart, FollowerStart:
 		c.transition(ev)
 	case FetcherTruncation, LogTruncation, TruncationBelowHW:
-		c.truncation(ev, &r)
+		c.truncation(ev, r)
 	case UncleanElection:
-		c.uncleanElection(ev, &r)
+		c.uncleanElection(ev, r)
 	}
-	return r
 }
 
 func (c *Checker) hwUpdate(ev *Event, r *Result) {

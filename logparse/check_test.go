@@ -17,7 +17,9 @@ func checkLines(t *testing.T, lines ...string) []Result {
 		if !ok {
 			t.Fatalf("want line parsed, got not ours: %s", l)
 		}
-		out = append(out, c.Observe(&ev))
+		var r Result
+		c.Observe(&ev, &r)
+		out = append(out, r)
 	}
 	return out
 }
@@ -124,7 +126,8 @@ func TestCheckerMinISR(t *testing.T) {
 		if !ok {
 			t.Fatalf("want a produce rejection parsed from %q", tc.cont)
 		}
-		r := c.Observe(&ev)
+		var r Result
+		c.Observe(&ev, &r)
 		if !r.Checked.Has(MinISREnforced) {
 			t.Errorf("want min_isr_enforced checked for %q", tc.cont)
 		}

@@ -15,11 +15,12 @@ func cmdEvents(files []string, loc *time.Location, stdin io.Reader, stdout, stde
 	w := bufio.NewWriterSize(stdout, 256<<10)
 	checker := logparse.NewChecker()
 	var buf []byte
+	var res logparse.Result
 	_, err := scanFiles(files, loc, stdin, func(file string, rec *logparse.Record, ev *logparse.Event) {
 		if ev == nil {
 			return
 		}
-		checker.Observe(ev) // names topics that controller lines give only by id
+		checker.Observe(ev, &res) // names topics that controller lines give only by id
 		buf = logparse.AppendJSON(buf[:0], ev)
 		buf = append(buf, '\n')
 		w.Write(buf)

@@ -110,7 +110,7 @@ type stream struct {
 	eof  bool // current file fully read and flushed
 
 	rec  *logparse.Record // the pending event's record (the Splitter's)
-	ev   logparse.Event  // the pending event
+	ev   logparse.Event   // the pending event
 	done bool
 }
 

@@ -64,11 +64,12 @@ func runVerify(paths []string, loc *time.Location, stdin io.Reader) (*verifyRepo
 	for i, inv := range invs {
 		reports[i] = invariantReport{Name: inv.String(), Examples: []example{}}
 	}
+	var res logparse.Result
 	st, err := scanFiles(paths, loc, stdin, func(file string, rec *logparse.Record, ev *logparse.Event) {
 		if ev == nil {
 			return
 		}
-		res := checker.Observe(ev)
+		checker.Observe(ev, &res)
 		if res.Checked == 0 && res.Violated == 0 {
 			return
 		}
