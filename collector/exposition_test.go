@@ -71,7 +71,7 @@ func sameText(t *testing.T, want, got string) {
 func putPartition(s *Store, topic string, partition int32, set func(p *logPartition)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := &logPartition{leaderEpoch: -1, labels: labelPairs("partition", string(appendInt(nil, int64(partition))), "topic", topic)}
+	p := newLogPartition(topic, partition)
 	set(p)
 	s.parts[PartitionKey{topic, partition}] = p
 }

@@ -167,6 +167,17 @@ func TestStoreRetainTopics(t *testing.T) {
 	if n := testutil.CollectAndCount(c, "kafka_replication_partition_isr_shrinks_total"); n != 1 {
 		t.Errorf("want only the kept topic's series, got %d", n)
 	}
+	// The topic comes back (re-created): its events reach a new state, not
+	// the dropped one the checker's slot for the partition still holds.
+	applyLines(t, s, line(isrUpd, "1", "gone-0", "1,2", "1"))
+	if n := testutil.CollectAndCount(c, "kafka_replication_partition_isr_shrinks_total"); n != 2 {
+		t.Errorf("want the re-created topic's series back, got %d", n)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.parts[PartitionKey{"gone", 0}]; p == nil || p.dropped || p.isrSize != 2 {
+		t.Errorf("want gone-0 in state again with ISR size 2, got %+v", p)
+	}
 }
 
 // The topic filter is a regexp: the store asks it once per topic, not once

@@ -4,6 +4,7 @@
 package collector
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,27 +42,48 @@ const (
 )
 
 // logPartition is what this broker's logs said about one partition.
+//
+// What an HW update touches comes first, with times as nanoseconds: with 10k
+// partitions every update finds its partition out of cache, and a line or
+// two per update costs less than the four the time.Time layout spread over.
 type logPartition struct {
+	hw   int64 // last HW seen in the log; valid when hasHW
+	hwT  int64 // log time (logNanos) of the line hw came from
+	seen int64 // wall time (UnixNano) of the last event
+
+	// Log time (logNanos) of the last leadership / ISR line: the files are
+	// followed by separate goroutines (and read from the start after a
+	// restart), so a gauge only takes a value from a line at least as new as
+	// its current one.
+	roleT, isrT int64
+
+	hasHW   bool
+	leader  bool // Leader-only view (ISR, leader epoch): this broker's log speaks for the partition only while it leads it.
+	dropped bool // no longer in Store.parts: a Result.Slot that still holds it is stale
+
 	counters partitionCounters
-	labels   []*dto.LabelPair // {partition, topic}, built once: a scrape reuses them
-	seen     time.Time        // wall time of the last event
 
-	hw    int64 // last HW seen in the log; valid when hasHW
-	hasHW bool
-	hwT   time.Time // log time of the line hw came from
-
-	// Log time of the last ISR / leadership line: the files are followed by
-	// separate goroutines (and read from the start after a restart), so a
-	// gauge only takes a value from a line at least as new as its current one.
-	isrT, roleT time.Time
-
-	// Leader-only view (ISR, leader epoch): this broker's log speaks for the
-	// partition only while it leads it.
-	leader      bool
+	labels      []*dto.LabelPair // {partition, topic}, built once: a scrape reuses them
 	isrSize     int
 	isrAt       time.Time
 	leaderEpoch int64
 	epochAt     time.Time
+}
+
+func newLogPartition(topic string, partition int32) *logPartition {
+	return &logPartition{
+		hwT: math.MinInt64, roleT: math.MinInt64, isrT: math.MinInt64, leaderEpoch: -1,
+		labels: labelPairs("partition", string(appendInt(nil, int64(partition))), "topic", topic),
+	}
+}
+
+// logNanos orders log times as int64; a line without a timestamp (zero time)
+// sorts before every other, as time.Time's Before did.
+func logNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return math.MinInt64
+	}
+	return t.UnixNano()
 }
 
 // Store is the sidecar's partition state built from log events. It is safe for
@@ -213,19 +235,10 @@ func (s *Store) apply(ev *logparse.Event) {
 		// first HW update, ISR line or HW increment refused under min ISR.
 		return
 	}
-	k := PartitionKey{ev.Topic, ev.Partition}
-	p := s.lastPart
-	if p == nil || k != s.lastKey {
-		if !s.admitted(ev.Topic) {
-			return
-		}
-		p = s.parts[k]
-	}
+	p := s.partition(ev, res.Slot)
 	if p == nil {
-		p = &logPartition{leaderEpoch: -1, labels: labelPairs("partition", string(appendInt(nil, int64(ev.Partition))), "topic", ev.Topic)}
-		s.parts[k] = p
+		return // a topic the filter leaves out
 	}
-	s.lastKey, s.lastPart = k, p
 	c := &p.counters
 	if ev.TopicID != "" {
 		idKey := PartitionKey{ev.TopicID, ev.Partition}
@@ -252,8 +265,8 @@ func (s *Store) apply(ev *logparse.Event) {
 	if res.NewUnclean {
 		c[cUnclean]++
 	}
-	p.seen = wall
-	t := ev.Time
+	p.seen = wall.UnixNano()
+	t := logNanos(ev.Time)
 	switch ev.Type {
 	case logparse.HWUpdate:
 		c[cHWUpdates]++
@@ -277,13 +290,13 @@ func (s *Store) apply(ev *logparse.Event) {
 		p.setHW(ev.To, t) // a follower's HW lowered by truncation
 	case logparse.ISRUpdate:
 		p.setRole(true, t)
-		if !t.Before(p.isrT) {
+		if t >= p.isrT {
 			p.isrT, p.isrSize, p.isrAt = t, len(ev.ISR), wall
 		}
 	case logparse.ISRExpand:
 		// Logged by the leader; on KRaft often its only line for the new ISR.
 		p.setRole(true, t)
-		if !t.Before(p.isrT) {
+		if t >= p.isrT {
 			p.isrT, p.isrSize, p.isrAt = t, len(ev.ToISR), wall
 		}
 	case logparse.LeaderStart:
@@ -292,7 +305,7 @@ func (s *Store) apply(ev *logparse.Event) {
 		if p.setRole(true, t) {
 			p.leaderEpoch, p.epochAt = ev.LeaderEpoch, wall
 		}
-		if !t.Before(p.isrT) {
+		if t >= p.isrT {
 			p.isrT, p.isrSize, p.isrAt = t, len(ev.ISR), wall
 		}
 	case logparse.FollowerStart:
@@ -304,17 +317,44 @@ func (s *Store) apply(ev *logparse.Event) {
 	}
 }
 
-// setHW keeps the HW of the newest line.
-func (p *logPartition) setHW(hw int64, t time.Time) {
-	if !p.hasHW || !t.Before(p.hwT) {
+// partition finds (or makes) ev's partition state: through the slot the
+// checker keeps for it when it has one, else through the map. nil means the
+// topic filter leaves the topic out.
+func (s *Store) partition(ev *logparse.Event, slot *any) *logPartition {
+	if slot != nil {
+		if p, _ := (*slot).(*logPartition); p != nil && !p.dropped {
+			return p
+		}
+	}
+	k := PartitionKey{ev.Topic, ev.Partition}
+	p := s.lastPart
+	if p == nil || k != s.lastKey {
+		if !s.admitted(ev.Topic) {
+			return nil
+		}
+		if p = s.parts[k]; p == nil {
+			p = newLogPartition(ev.Topic, ev.Partition)
+			s.parts[k] = p
+		}
+	}
+	s.lastKey, s.lastPart = k, p
+	if slot != nil {
+		*slot = p
+	}
+	return p
+}
+
+// setHW keeps the HW of the newest line (t: logNanos).
+func (p *logPartition) setHW(hw int64, t int64) {
+	if !p.hasHW || t >= p.hwT {
 		p.hw, p.hasHW, p.hwT = hw, true, t
 	}
 }
 
 // setRole records leadership from a line at least as new as the last role line;
 // it reports whether it did.
-func (p *logPartition) setRole(leader bool, t time.Time) bool {
-	if t.Before(p.roleT) {
+func (p *logPartition) setRole(leader bool, t int64) bool {
+	if t < p.roleT {
 		return false
 	}
 	p.leader, p.roleT = leader, t
@@ -343,9 +383,10 @@ func (s *Store) RetainTopics(exists func(topic string) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastPart = nil
-	cutoff := s.now().Add(-retainGrace)
+	cutoff := s.now().Add(-retainGrace).UnixNano()
 	for k, p := range s.parts {
-		if !exists(k.Topic) && p.seen.Before(cutoff) {
+		if !exists(k.Topic) && p.seen < cutoff {
+			p.dropped = true
 			delete(s.parts, k)
 		}
 	}
