@@ -109,7 +109,11 @@ type partKey struct {
 	partition int32
 }
 
+// partState is one partition's history as one broker logged it. What an HW
+// update touches (the slot, the HW fields) comes first: 120 bytes are a
+// 128-byte, line-aligned allocation, so that is one cache line per update.
 type partState struct {
+	slot       any       // the caller's (Result.Slot)
 	lastHW     int64     // last hw_update "to" offset in the current leadership; -1 = reset
 	knownHW    int64     // best known HW of this replica (leader or follower); -1 = unknown
 	knownHWT   time.Time // log time of the line knownHW came from
@@ -118,7 +122,6 @@ type partState struct {
 	isrT       time.Time // log time of the line isrSize came from
 	topicID    string
 	lastTruncO int64 // offset of the last below-HW truncation reported, to count one loss once
-	slot       any   // the caller's (Result.Slot)
 }
 
 type uncleanKey struct {
