@@ -50,6 +50,9 @@ func NewLogFile(path string, store *Store, opts LogFileOptions) *LogFile {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	// The store counts ack lines by type only: their replica lists are not read.
+	parser := logparse.NewParser(opts.Location)
+	parser.ShallowAcks = true
 	return &LogFile{
 		Path: path,
 		follower: tail.New(path, tail.Options{
@@ -59,7 +62,7 @@ func NewLogFile(path string, store *Store, opts LogFileOptions) *LogFile {
 			Logger:        opts.Logger,
 		}),
 		splitter: logparse.NewSplitter(),
-		parser:   logparse.NewParser(opts.Location),
+		parser:   parser,
 		store:    store,
 		batch:    storeBatch{s: store},
 		logger:   opts.Logger,

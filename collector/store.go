@@ -208,8 +208,6 @@ func (b *storeBatch) release() {
 
 // apply is Apply with s.mu held.
 func (s *Store) apply(ev *logparse.Event) {
-	res := &s.res
-	s.checker.Observe(ev, res)
 	s.events[ev.Type]++
 	wall := s.wallNow()
 	at := ev.Time
@@ -217,6 +215,19 @@ func (s *Store) apply(ev *logparse.Event) {
 		at = wall
 	}
 	s.lastEvent[ev.Type] = at
+	switch ev.Type {
+	case logparse.HWSkip, logparse.ISRAckProgress, logparse.ReplicaLEO:
+		// Counted by type only (kafka_replication_log_events_total): two thirds
+		// of a TRACE log, and looking up their partition's state was the
+		// largest cost left in a busy sidecar. The checker keeps no state for
+		// them either (it only counts complete acks for verify's report), and
+		// the follower's parser reads ack lines shallowly (ShallowAcks). The
+		// partition appears with its first HW update, ISR line or HW
+		// increment refused under min ISR.
+		return
+	}
+	res := &s.res
+	s.checker.Observe(ev, res)
 
 	if ev.Topic == "" && ev.TopicID != "" && ev.Partition >= 0 {
 		if res.NewUnclean {
@@ -225,14 +236,6 @@ func (s *Store) apply(ev *logparse.Event) {
 		return
 	}
 	if ev.Topic == "" || ev.Partition < 0 {
-		return
-	}
-	switch ev.Type {
-	case logparse.HWSkip, logparse.ISRAckProgress, logparse.ReplicaLEO:
-		// Counted by type only (kafka_replication_log_events_total): two thirds
-		// of a TRACE log, and looking up their partition's state was the
-		// largest cost left in a busy sidecar. The partition appears with its
-		// first HW update, ISR line or HW increment refused under min ISR.
 		return
 	}
 	p := s.partition(ev, res.Slot)

@@ -21,6 +21,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("[t] ERROR kafka.server.ReplicaManager - [ReplicaManager broker=1] Error processing append operation on partition :-0"),
 		[]byte(notEnoughReplicas+"The size of the current ISR : x"))
 	p := NewParser(time.UTC)
+	shallow := NewParser(time.UTC)
+	shallow.ShallowAcks = true
 	f.Fuzz(func(t *testing.T, first, cont []byte) {
 		// The default-layout fast path finds what the general one finds.
 		if l, n := defaultHeader(first); n > 0 {
@@ -35,6 +37,20 @@ func FuzzParse(f *testing.F) {
 		fresh, freshOK := NewParser(time.UTC).Parse(rec)
 		if ok != freshOK || ok && !reflect.DeepEqual(ev, fresh) {
 			t.Fatalf("reused parser: %v %+v\nfresh parser: %v %+v", ok, ev, freshOK, fresh)
+		}
+		// ShallowAcks changes isr_ack_progress events only: the same event
+		// without its replica lists, and possibly accepted where the lists
+		// are malformed.
+		sev, sok := shallow.Parse(rec)
+		if sok && sev.Type == ISRAckProgress {
+			if ok && (ev.Type != ISRAckProgress || ev.Offset != sev.Offset || ev.Topic != sev.Topic || ev.Partition != sev.Partition || !ev.Time.Equal(sev.Time)) {
+				t.Fatalf("shallow ack %+v, full parse %+v", sev, ev)
+			}
+			if sev.Acked != nil || sev.Awaiting != nil {
+				t.Fatalf("shallow ack with replica lists: %+v", sev)
+			}
+		} else if sok != ok || ok && !reflect.DeepEqual(ev, sev) {
+			t.Fatalf("ShallowAcks changed a %v event: %v %+v, full parse %v %+v", sev.Type, sok, sev, ok, ev)
 		}
 		if !ok {
 			return

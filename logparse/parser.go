@@ -12,6 +12,14 @@ const maxInterned = 1 << 16
 // Parser turns records into events. It holds scratch buffers and a
 // topic-string intern table; it is NOT safe for concurrent use.
 type Parser struct {
+	// ShallowAcks stops isr_ack_progress events after their offset: Acked and
+	// Awaiting stay nil, and a line is taken on its fixed prefix
+	// ("Progress awaiting ISR acks for offset N: acked: ") alone. It is for a
+	// caller that counts these lines by type only, as serve does: they are a
+	// third of a TRACE log, and reading their replica lists was a seventh of
+	// the sidecar's CPU. verify and events read them whole (the default).
+	ShallowAcks bool
+
 	loc    *time.Location
 	ts     tsCache
 	strs   map[string]string

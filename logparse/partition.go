@@ -136,6 +136,10 @@ func (p *Parser) ackProgress(ev *Event, s []byte) bool {
 	if s, ok = cut(s, ": acked: "); !ok {
 		return false
 	}
+	if p.ShallowAcks {
+		ev.Type = ISRAckProgress
+		return true
+	}
 	body, s, ok := setBody(s)
 	if !ok {
 		return false
