@@ -1,6 +1,7 @@
 package logparse
 
 import (
+	"strconv"
 	"testing"
 	"time"
 )
@@ -60,6 +61,27 @@ func TestTimestampCache(t *testing.T) {
 	for _, bad := range []string{"2025-13-16 15:57:12,614", "2025-10-16 25:57:12,614", "2025-10-16 15:57:62,614", "20x5-10-16 15:57:12,614", "2025-10"} {
 		if _, ok := c.brokerTime([]byte(bad), time.UTC); ok {
 			t.Errorf("%s: want rejected", bad)
+		}
+	}
+}
+
+// TestTimestampCacheRepresentation: a cached time is the very value
+// time.Date gives (same instant, same Location), not just an equal instant:
+// JSON output and Format print the location.
+func TestTimestampCacheRepresentation(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Skip("no tzdata:", err)
+	}
+	for _, loc := range []*time.Location{time.UTC, time.Local, berlin} {
+		var c tsCache
+		for _, ms := range []int{614, 615, 615, 999} {
+			in := "2025-10-26 01:59:59," + strconv.Itoa(ms)
+			got, ok := c.brokerTime([]byte(in), loc)
+			want := time.Date(2025, 10, 26, 1, 59, 59, ms*1e6, loc)
+			if !ok || got != want {
+				t.Errorf("%s in %s: got %#v, want %#v", in, loc, got, want)
+			}
 		}
 	}
 }
