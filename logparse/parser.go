@@ -31,6 +31,7 @@ type Parser struct {
 	logger []byte          // scratch for a logger name cut by terminal wrapping
 
 	lastLogger string // logger of the last event (a valid logger name), for cutLastLogger
+	lastLogB   []byte // lastLogger's bytes, for sameBytes
 	lastPart   partitionIdent
 }
 
@@ -157,7 +158,7 @@ func (p *Parser) ParseInto(rec *Record, ev *Event) bool {
 	} else {
 		ev.Logger = p.intern(h.logger)
 		if ev.Logger != p.lastLogger && isLoggerName(h.logger) {
-			p.lastLogger = ev.Logger
+			p.lastLogger, p.lastLogB = ev.Logger, append(p.lastLogB[:0], ev.Logger...)
 		}
 	}
 	switch h.kind {
@@ -187,12 +188,12 @@ var blankEvent = Event{
 // the message with " (" + that logger + ")" before scanning it byte by byte.
 // It finds exactly what splitLogger would: a logger name has no '('.
 func (p *Parser) cutLastLogger(h *header) bool {
-	m, name := h.msg, p.lastLogger
+	m, name := h.msg, p.lastLogB
 	if h.kind != layoutDefault || len(name) == 0 {
 		return false
 	}
 	n := len(m) - len(name) - 3
-	if n <= 0 || m[len(m)-1] != ')' || m[n+1] != '(' || m[n] != ' ' || string(m[n+2:len(m)-1]) != name {
+	if n <= 0 || m[len(m)-1] != ')' || m[n+1] != '(' || m[n] != ' ' || !sameBytes(m[n+2:len(m)-1], name) {
 		return false
 	}
 	h.logger, h.msg = m[n+2:len(m)-1], m[:n]

@@ -49,7 +49,7 @@ const maxIdentMemo = 320
 // scanning them.
 func (p *Parser) partitionIdent(ev *Event, m []byte) ([]byte, bool) {
 	last := &p.lastPart
-	if n := len(last.text); n > 0 && len(m) > n+1 && m[n] == ']' && m[n+1] == ' ' && string(m[:n]) == string(last.text) {
+	if n := len(last.text); n > 0 && len(m) > n+1 && m[n] == ']' && m[n+1] == ' ' && sameBytes(m[:n], last.text) {
 		ev.Topic, ev.Partition, ev.Broker = last.topic, last.partition, last.broker
 		return m[n+2:], true
 	}
