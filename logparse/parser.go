@@ -82,31 +82,49 @@ func (p *Parser) Parse(rec Record) (ev Event, ok bool) {
 // ours. When it returns false, *ev holds garbage and must not be used.
 func (p *Parser) ParseInto(rec *Record, ev *Event) bool {
 	// Most lines of a busy log are not ours: a default-layout line is
-	// rejected on its message's first bytes before a header is assembled.
-	var h header
-	kind := identNone
+	// rejected on its message's first bytes, here, in a small frame (setting
+	// up parse's was as dear as the rejection).
 	switch {
 	case rec.kind == layoutNone:
-		l, n := defaultHeader(rec.First)
-		if n == 0 {
-			if !splitHeaderAny(rec.First, &h) {
+		if l, n := defaultHeader(rec.First); n > 0 {
+			kind := prefilter(rec.First[n:])
+			if kind == identNone {
 				return false
 			}
-			break
+			return p.parse(rec, ev, kind, l, n)
 		}
-		if kind = prefilter(rec.First[n:]); kind == identNone {
+	case rec.kind == layoutDefault && rec.spanOK():
+		kind := prefilter(rec.First[rec.msgOff:])
+		if kind == identNone {
 			return false
 		}
+		return p.parse(rec, ev, kind, LevelUnknown, 0)
+	}
+	return p.parse(rec, ev, identNone, LevelUnknown, 0)
+}
+
+// spanOK reports whether the header span fits First (a Record built by hand
+// may carry any offsets).
+func (r *Record) spanOK() bool {
+	return int(r.msgOff) <= len(r.First) && int(r.tsEnd) <= int(r.msgOff)
+}
+
+// parse is ParseInto after the not-ours check. kind is the message's ident
+// when ParseInto classified it (identNone: not yet); n > 0 means First has
+// the default layout with its message at n and level l.
+func (p *Parser) parse(rec *Record, ev *Event, kind ident, l Level, n int) bool {
+	var h header
+	switch {
+	case n > 0:
 		// Field by field: a composite literal is built on the stack and
 		// copied with 16-byte loads that stall on the 8-byte stores before.
 		h.kind, h.level = layoutDefault, l
 		h.ts, h.msg = rec.First[1:brokerTSLen+1], rec.First[n:]
-	case int(rec.msgOff) <= len(rec.First) && int(rec.tsEnd) <= int(rec.msgOff):
-		if rec.kind == layoutDefault {
-			if kind = prefilter(rec.First[rec.msgOff:]); kind == identNone {
-				return false
-			}
+	case rec.kind == layoutNone:
+		if !splitHeaderAny(rec.First, &h) {
+			return false
 		}
+	case rec.spanOK():
 		rec.header(&h)
 	default:
 		if !splitHeaderPrefix(rec.First, &h) {
