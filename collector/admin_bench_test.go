@@ -68,11 +68,7 @@ func BenchmarkAdminRefresh100k(b *testing.B) {
 }
 
 func BenchmarkAdminCollect100k(b *testing.B) {
-	a, _ := newTestAdmin(b, []string{"127.0.0.1:1"}, -1, ScopeCluster, nil, nil)
-	md, got := cannedAnswers(3)
-	a.brokers = brokerAddrs(md)
-	a.minISR = got.minISR
-	a.snap.Store(a.build(a.plan(md), got, time.Now()))
+	a := cannedSnapshotAdmin(b)
 	cpu := cpuTime()
 	b.ResetTimer()
 	var n int
@@ -98,11 +94,7 @@ func BenchmarkAdminCollect100k(b *testing.B) {
 // BenchmarkAdminGather100k is a whole scrape minus HTTP: the registry's
 // Gather (consistency checks, sorting) on top of Collect.
 func BenchmarkAdminGather100k(b *testing.B) {
-	a, _ := newTestAdmin(b, []string{"127.0.0.1:1"}, -1, ScopeCluster, nil, nil)
-	md, got := cannedAnswers(3)
-	a.brokers = brokerAddrs(md)
-	a.minISR = got.minISR
-	a.snap.Store(a.build(a.plan(md), got, time.Now()))
+	a := cannedSnapshotAdmin(b)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(a)
 	cpu := cpuTime()
@@ -122,11 +114,7 @@ func BenchmarkAdminGather100k(b *testing.B) {
 // registry, the per-partition ones by WriteText). The output goes to
 // io.Discard: gzip and the network come on top of either.
 func BenchmarkAdminScrape100k(b *testing.B) {
-	a, _ := newTestAdmin(b, []string{"127.0.0.1:1"}, -1, ScopeCluster, nil, nil)
-	md, got := cannedAnswers(3)
-	a.brokers = brokerAddrs(md)
-	a.minISR = got.minISR
-	a.snap.Store(a.build(a.plan(md), got, time.Now()))
+	a := cannedSnapshotAdmin(b)
 	run := func(b *testing.B, scrape func() error) {
 		b.ReportAllocs()
 		cpu := cpuTime()
@@ -168,10 +156,7 @@ func BenchmarkAdminScrape100k(b *testing.B) {
 }
 
 func BenchmarkAdminProcess100k(b *testing.B) {
-	a, _ := newTestAdmin(b, []string{"127.0.0.1:1"}, -1, ScopeCluster, nil, nil)
-	md, got := cannedAnswers(3)
-	a.brokers = brokerAddrs(md)
-	a.minISR = got.minISR
+	a, md, got := cannedAdmin(b)
 	cpu := cpuTime()
 	b.ResetTimer()
 	for b.Loop() {
@@ -185,6 +170,24 @@ func BenchmarkAdminProcess100k(b *testing.B) {
 		b.Fatalf("want %d partitions exported, got %d", benchTopics*benchPartsPerTopic, n)
 	}
 	reportMemory(b)
+}
+
+// cannedAdmin is a cluster-scope poller that knows the brokers and min ISR
+// of cannedAnswers(3), which it also returns, without having refreshed.
+func cannedAdmin(b *testing.B) (*Admin, *sarama.MetadataResponse, fetched) {
+	a, _ := newTestAdmin(b, []string{"127.0.0.1:1"}, -1, ScopeCluster, nil, nil)
+	md, got := cannedAnswers(3)
+	a.brokers = brokerAddrs(md)
+	a.minISR = got.minISR
+	return a, md, got
+}
+
+// cannedSnapshotAdmin is cannedAdmin with the snapshot of those answers in
+// place, as after a refresh: what a scrape reads.
+func cannedSnapshotAdmin(b *testing.B) *Admin {
+	a, md, got := cannedAdmin(b)
+	a.snap.Store(a.build(a.plan(md), got, time.Now()))
+	return a
 }
 
 // cannedAnswers is a 100k-partition Metadata answer and matching offsets,

@@ -16,9 +16,8 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// registryText is what promhttp served before the direct path: the registry's
-// Gather, every family through expfmt's text encoder.
-func registryText(t testing.TB, cs ...prometheus.Collector) string {
+// gather registers cs in a new registry and gathers it.
+func gather(t testing.TB, cs ...prometheus.Collector) []*dto.MetricFamily {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(cs...)
@@ -26,8 +25,15 @@ func registryText(t testing.TB, cs ...prometheus.Collector) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return mfs
+}
+
+// registryText is what promhttp served before the direct path: the registry's
+// Gather, every family through expfmt's text encoder.
+func registryText(t testing.TB, cs ...prometheus.Collector) string {
+	t.Helper()
 	var b bytes.Buffer
-	for _, mf := range mfs {
+	for _, mf := range gather(t, cs...) {
 		if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
 			t.Fatal(err)
 		}
@@ -39,14 +45,8 @@ func registryText(t testing.TB, cs ...prometheus.Collector) string {
 // ones written directly, merged by WriteText.
 func directText(t testing.TB, small []prometheus.Collector, srcs ...TextSource) string {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(small...)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var b bytes.Buffer
-	if err := WriteText(&b, mfs, nil, srcs...); err != nil {
+	if err := WriteText(&b, gather(t, small...), nil, srcs...); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

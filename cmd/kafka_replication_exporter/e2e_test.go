@@ -88,6 +88,29 @@ func startSidecar(t *testing.T, args ...string) (*sidecar, *serveCommand) {
 }
 
 // waitFor polls cond until it holds or the deadline passes.
+// startFixtureSidecar runs serve on collector/fixtures/e2e's three logs,
+// read from the beginning, against the Kafka at addr, and waits until every
+// record is read and the first admin refresh is done. extra flags are added.
+func startFixtureSidecar(t *testing.T, addr string, extra ...string) (*sidecar, *serveCommand) {
+	t.Helper()
+	const fx = "../../collector/fixtures/e2e/"
+	sc, s := startSidecar(t, append([]string{
+		"--log.file=" + fx + "server.log", "--log.file=" + fx + "state-change.log", "--log.file=" + fx + "controller.log",
+		"--log.from-beginning", "--log.poll-interval=20ms",
+		"--kafka.server=" + addr, "--kafka.broker-id=0", "--kafka.refresh-interval=1h",
+		"--web.disable-exporter-metrics"}, extra...)...)
+	wantRecords := map[string]uint64{fx + "server.log": 26, fx + "state-change.log": 5, fx + "controller.log": 3}
+	waitFor(t, "the fixture logs read and the first admin refresh", 20*time.Second, func() bool {
+		for _, f := range sc.files {
+			if f.Records() != wantRecords[f.Path] {
+				return false
+			}
+		}
+		return sc.ready()
+	})
+	return sc, s
+}
+
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
@@ -135,22 +158,7 @@ func filterExposition(t *testing.T, r io.Reader) string {
 // collector/fixtures/e2e-output.txt. The alert and dashboard tests check every
 // metric name they use against that file, so it is the contract of the exporter.
 func TestEndToEndScrape(t *testing.T) {
-	addr := fakeCluster(t)
-	const fx = "../../collector/fixtures/e2e/"
-	sc, s := startSidecar(t,
-		"--log.file="+fx+"server.log", "--log.file="+fx+"state-change.log", "--log.file="+fx+"controller.log",
-		"--log.from-beginning", "--log.poll-interval=20ms",
-		"--kafka.server="+addr, "--kafka.broker-id=0", "--kafka.refresh-interval=1h",
-		"--web.disable-exporter-metrics")
-	wantRecords := map[string]uint64{fx + "server.log": 26, fx + "state-change.log": 5, fx + "controller.log": 3}
-	waitFor(t, "the fixture logs read and the first admin refresh", 20*time.Second, func() bool {
-		for _, f := range sc.files {
-			if f.Records() != wantRecords[f.Path] {
-				return false
-			}
-		}
-		return sc.ready()
-	})
+	sc, s := startFixtureSidecar(t, fakeCluster(t))
 	srv := httptest.NewServer(sc.handler(s))
 	defer srv.Close()
 

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
@@ -49,23 +48,9 @@ func scrape(t *testing.T, h http.Handler, target, acceptEncoding string) (body s
 // compressed or not.
 func TestMetricsHandlerMatchesPromhttp(t *testing.T) {
 	addr := fakeCluster(t)
-	const fx = "../../collector/fixtures/e2e/"
 	for _, labels := range []string{"--collector.partition-labels", "--no-collector.partition-labels"} {
 		t.Run(labels, func(t *testing.T) {
-			sc, s := startSidecar(t,
-				"--log.file="+fx+"server.log", "--log.file="+fx+"state-change.log", "--log.file="+fx+"controller.log",
-				"--log.from-beginning", "--log.poll-interval=20ms",
-				"--kafka.server="+addr, "--kafka.broker-id=0", "--kafka.refresh-interval=1h",
-				"--web.disable-exporter-metrics", labels)
-			wantRecords := map[string]uint64{fx + "server.log": 26, fx + "state-change.log": 5, fx + "controller.log": 3}
-			waitFor(t, "the fixture logs read and the first admin refresh", 20*time.Second, func() bool {
-				for _, f := range sc.files {
-					if f.Records() != wantRecords[f.Path] {
-						return false
-					}
-				}
-				return sc.ready()
-			})
+			sc, s := startFixtureSidecar(t, addr, labels)
 			old := prometheus.NewRegistry()
 			old.MustRegister(
 				versioncollector.NewCollector(programName),
