@@ -29,7 +29,7 @@ type LogFile struct {
 	batch    storeBatch
 
 	queue *[]logparse.Event // set while catching up: events are queued, not applied
-	ev    logparse.Event    // reused for every record: an Event is ~440 bytes
+	ev    logparse.Event    // reused for every record: an Event is 416 bytes
 }
 
 // LogFileOptions configure how a file is followed.

@@ -49,7 +49,7 @@ func BenchmarkParseHWUpdate(b *testing.B) {
 }
 
 // BenchmarkParseLineHWUpdate is the convenience API: the same line, the
-// ~440-byte Event returned by value.
+// 416-byte Event returned by value.
 func BenchmarkParseLineHWUpdate(b *testing.B) {
 	p := NewParser(time.UTC)
 	b.SetBytes(int64(len(benchHW)))
