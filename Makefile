@@ -21,7 +21,7 @@ LDFLAGS     := -s -w \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
 UNIT_PKGS    = $(shell $(GO) list ./... | grep -v /e2e)
 
-.PHONY: all build test unit lint rules dashboards docs docs-check e2e run bench fuzz dashboard-png clean
+.PHONY: all build test unit lint rules dashboards render docs docs-check e2e run bench fuzz dashboard-png clean
 
 all: build
 
@@ -29,12 +29,13 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kafka_replication_exporter
 
-test: lint unit dashboards docs-check e2e
+test: lint unit dashboards render docs-check e2e
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd dashboards && $(GO) vet ./...
+	cd e2e/render && $(GO) vet ./...
 
 unit:
 	$(GO) test -race -count=1 $(UNIT_PKGS)
@@ -46,6 +47,11 @@ rules: dashboards
 dashboards:
 	bash .ci/install-prometheus-tools.sh
 	cd dashboards && $(GO) test -count=1 ./...
+
+# The renderer of docs/dashboard.png is a module of its own (it keeps the plotting library out of the
+# exporter's go.mod); its tests draw the picture from a canned Prometheus.
+render:
+	cd e2e/render && $(GO) test -count=1 ./...
 
 # README's flags, metrics and alerts tables are generated from the code, the golden scrape and the rule file.
 docs:

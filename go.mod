@@ -18,7 +18,6 @@ require (
 	go.yaml.in/yaml/v2 v2.4.5
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/crypto v0.58.0
-	golang.org/x/image v0.47.0
 	google.golang.org/protobuf v1.36.12
 )
 

@@ -223,10 +223,11 @@ func flattenPanels(ps []dashPanel) []dashPanel {
 }
 
 // renderDashboard draws docs/dashboard.png from this run's Prometheus with
-// e2e/cmd/render.
+// e2e/render, a module of its own (the plotting library stays out of the
+// exporter's go.mod), so it runs as "go run ." in that directory.
 func renderDashboard(t *testing.T, promURL string, from time.Time, marks map[string]time.Time) {
-	args := []string{"run", "./cmd/render", "-prometheus", promURL,
-		"-dashboard", "../dashboards/kafka-replication-overview.json", "-out", "../docs/dashboard.png",
+	args := []string{"run", ".", "-prometheus", promURL,
+		"-dashboard", "../../dashboards/kafka-replication-overview.json", "-out", "../../docs/dashboard.png",
 		"-start", fmt.Sprint(from.Unix()), "-end", fmt.Sprint(time.Now().Unix())}
 	for label, at := range marks {
 		if !at.IsZero() {
@@ -235,7 +236,9 @@ func renderDashboard(t *testing.T, promURL string, from time.Time, marks map[str
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = "render"
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Errorf("render dashboard: %v\n%s", err, out)
 		return

@@ -5,8 +5,9 @@
 // the picture shows what an operator would have seen.
 //
 // Grafana is not needed: the expressions are taken from the dashboard JSON,
-// the template variables are substituted, and the series are drawn with the
-// standard library's image packages.
+// the template variables are substituted, and the series are drawn with
+// gonum.org/v1/plot. This is a module of its own so that the plotting library
+// and its fonts stay out of the exporter's go.mod.
 package main
 
 import (
@@ -20,7 +21,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 )
 
 // panels are drawn in this order, two per row.
@@ -33,8 +36,8 @@ var panels = []string{
 
 func main() {
 	promURL := flag.String("prometheus", "http://127.0.0.1:9090", "Prometheus base URL")
-	dashboard := flag.String("dashboard", "dashboards/kafka-replication-overview.json", "Grafana dashboard JSON")
-	out := flag.String("out", "docs/dashboard.png", "PNG to write")
+	dashboard := flag.String("dashboard", "../../dashboards/kafka-replication-overview.json", "Grafana dashboard JSON")
+	out := flag.String("out", "../../docs/dashboard.png", "PNG to write")
 	start := flag.Int64("start", 0, "range start, Unix seconds")
 	end := flag.Int64("end", 0, "range end, Unix seconds (default now)")
 	step := flag.Duration("step", 2*time.Second, "query resolution")
@@ -49,36 +52,80 @@ func main() {
 	if *end != 0 {
 		endT = time.Unix(*end, 0)
 	}
-	exprs, err := panelExprs(*dashboard)
-	if err != nil {
-		log.Fatal(err)
-	}
-	prom := &stack.Prometheus{URL: *promURL}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var charts []chart
-	for _, title := range panels {
-		queries, ok := exprs[title]
-		if !ok {
-			log.Fatalf("%s: no panel %q", *dashboard, title)
-		}
-		ch := chart{title: title, start: time.Unix(*start, 0), end: endT, marks: marks}
-		for _, q := range queries {
-			q = substitute(q, *rateInterval)
-			series, err := prom.QueryRange(ctx, q, ch.start, ch.end, *step)
-			if err != nil {
-				log.Fatalf("%s: %v", title, err)
-			}
-			for _, s := range series {
-				ch.series = append(ch.series, line{label: legend(s.Labels, len(queries) > 1, q), times: s.Times, values: s.Values})
-			}
-		}
-		charts = append(charts, ch)
+	q := query{
+		promURL:      *promURL,
+		dashboard:    *dashboard,
+		start:        time.Unix(*start, 0),
+		end:          endT,
+		step:         *step,
+		rateInterval: *rateInterval,
+		marks:        marks,
+	}
+	charts, err := q.charts(ctx)
+	if err != nil {
+		log.Fatal(err)
 	}
 	if err := writePNG(*out, charts); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(*out)
+}
+
+// query is what to draw: the dashboard's panels over a time range of one
+// Prometheus.
+type query struct {
+	promURL, dashboard string
+	start, end         time.Time
+	step               time.Duration
+	rateInterval       string
+	marks              []mark
+}
+
+// charts runs every drawn panel's queries as range queries.
+func (q query) charts(ctx context.Context) ([]chart, error) {
+	exprs, err := panelExprs(q.dashboard)
+	if err != nil {
+		return nil, err
+	}
+	client, err := api.NewClient(api.Config{Address: q.promURL})
+	if err != nil {
+		return nil, err
+	}
+	prom := promv1.NewAPI(client)
+	var charts []chart
+	for _, title := range panels {
+		queries, ok := exprs[title]
+		if !ok {
+			return nil, fmt.Errorf("%s: no panel %q", q.dashboard, title)
+		}
+		ch := chart{title: title, start: q.start, end: q.end, marks: q.marks}
+		for _, expr := range queries {
+			expr = substitute(expr, q.rateInterval)
+			v, warnings, _, err := prom.QueryRange(ctx, expr, promv1.Range{Start: q.start, End: q.end, Step: q.step})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", title, err)
+			}
+			for _, w := range warnings {
+				log.Printf("%s: Prometheus warns: %s", title, w)
+			}
+			matrix, ok := v.(model.Matrix)
+			if !ok {
+				return nil, fmt.Errorf("%s: range query returned a %s, not a matrix", title, v.Type())
+			}
+			for _, s := range matrix {
+				l := line{label: legend(s.Metric, len(queries) > 1, expr)}
+				for _, p := range s.Values {
+					l.times = append(l.times, p.Timestamp.Time())
+					l.values = append(l.values, float64(p.Value))
+				}
+				ch.series = append(ch.series, l)
+			}
+		}
+		charts = append(charts, ch)
+	}
+	return charts, nil
 }
 
 // panelExprs maps panel titles to their query expressions.
@@ -128,7 +175,7 @@ func substitute(expr, rateInterval string) string {
 
 // legend names a series by its label values; with several queries in one
 // panel, the metric the query is about comes first.
-func legend(labels map[string]string, several bool, expr string) string {
+func legend(labels model.Metric, several bool, expr string) string {
 	var parts []string
 	if several {
 		for _, m := range []string{"under_min_isr", "at_min_isr"} {
@@ -138,8 +185,8 @@ func legend(labels map[string]string, several bool, expr string) string {
 		}
 	}
 	for _, k := range []string{"topic", "instance", "replica", "request", "file"} {
-		if v, ok := labels[k]; ok {
-			parts = append(parts, v)
+		if v, ok := labels[model.LabelName(k)]; ok {
+			parts = append(parts, string(v))
 		}
 	}
 	if len(parts) == 0 {
