@@ -8,6 +8,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
+	"log"
 	"log/slog"
 	"math/big"
 	"net"
@@ -56,6 +58,23 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// serveHTTP serves the sidecar's handler on addr through exporter-toolkit,
+// with the server serve builds, and waits for the listener.
+func serveHTTP(t *testing.T, sc *sidecar, s *serveCommand, addr string) {
+	t.Helper()
+	srv := s.httpServer(sc.handler(s))
+	srv.ErrorLog = log.New(io.Discard, "", 0) // the readiness probe below is no TLS client
+	go web.ListenAndServe(srv, s.web, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { srv.Close() })
+	waitFor(t, "the listener", 10*time.Second, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+}
+
 // --web.config.file gives TLS and basic auth through exporter-toolkit, as in
 // every Prometheus exporter: 401 without credentials, 200 with them.
 func TestWebConfigTLSAndBasicAuth(t *testing.T) {
@@ -67,9 +86,7 @@ func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 
 	sc, s := startSidecar(t, "--log.file="+filepath.Join(dir, "server.log"), "--web.listen-address="+addr, "--web.config.file="+cfg)
-	srv := &http.Server{Handler: sc.handler(s)}
-	go web.ListenAndServe(srv, s.web, slog.New(slog.DiscardHandler))
-	t.Cleanup(func() { srv.Close() })
+	serveHTTP(t, sc, s, addr)
 
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
 	get := func(user, pass string) int {
@@ -93,5 +110,30 @@ func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 	}
 	if got := get("prom", "s3cret"); got != http.StatusOK {
 		t.Errorf("want 200 with credentials, got %d", got)
+	}
+}
+
+// An idle keep-alive connection is closed after the idle timeout instead of
+// holding a file descriptor for as long as the client likes.
+func TestIdleConnectionsAreReaped(t *testing.T) {
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	sc, s := startSidecar(t, "--log.file="+filepath.Join(t.TempDir(), "server.log"), "--web.listen-address="+addr)
+	s.idleTimeout = 500 * time.Millisecond
+	serveHTTP(t, sc, s, addr)
+
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "GET /-/healthy HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
+	start := time.Now()
+	conn.SetReadDeadline(start.Add(10 * time.Second))
+	_, err = io.ReadAll(conn) // the answer, then EOF when the server closes
+	if err != nil {
+		t.Fatalf("want the server to close the idle connection, got %v", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the idle connection was closed after %s, want about %s", took, s.idleTimeout)
 	}
 }
