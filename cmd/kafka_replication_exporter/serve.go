@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -134,10 +135,25 @@ func (s *serveCommand) validate() (func(string) bool, error) {
 	if *s.writeTimeout < 0 {
 		return nil, errors.New("--web.write-timeout must not be negative")
 	}
+	// exporter-toolkit would read the file only when serving starts, and
+	// its error would then look like a runtime failure.
+	if err := web.Validate(*s.web.WebConfigFile); err != nil {
+		return nil, fmt.Errorf("--web.config.file: %s", oneLine(err.Error()))
+	}
 	if err := s.admin.Validate(); err != nil {
 		return nil, err
 	}
 	return filter, nil
+}
+
+// oneLine joins a multi-line error (YAML's list of unmarshal errors) into
+// one line, as every other configuration error is.
+func oneLine(msg string) string {
+	lines := strings.Split(strings.TrimSpace(msg), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, " ")
 }
 
 // httpServer is the server for handler, with the timeouts that keep stuck and

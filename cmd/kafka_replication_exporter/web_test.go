@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,6 +111,35 @@ func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 	}
 	if got := get("prom", "s3cret"); got != http.StatusOK {
 		t.Errorf("want 200 with credentials, got %d", got)
+	}
+}
+
+// A --web.config.file that is missing or wrong is a configuration error like
+// any other: exit 2 with one line, before anything is served.
+func TestBadWebConfigExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	for name, tc := range map[string]struct{ file, want string }{
+		"missing":        {filepath.Join(dir, "absent.yml"), "no such file"},
+		"not YAML":       {write("garbage.yml", "\x00\x01: [unclosed\n"), "yaml"},
+		"unknown field":  {write("typo.yml", "basic_auth_user:\n  prom: x\n"), "basic_auth_user"},
+		"bad hash":       {write("hash.yml", "basic_auth_users:\n  prom: not-a-bcrypt-hash\n"), "bcrypt"},
+		"cert not found": {write("tls.yml", "tls_server_config:\n  cert_file: "+filepath.Join(dir, "no.pem")+"\n  key_file: "+filepath.Join(dir, "no.key")+"\n"), "no.pem"},
+	} {
+		code, _, errOut := runCLI(t, "", "serve", "--log.file="+filepath.Join(dir, "server.log"),
+			"--web.listen-address=127.0.0.1:0", "--web.config.file="+tc.file)
+		if code != exitUsage {
+			t.Errorf("%s: want exit 2, got %d (stderr %q)", name, code, errOut)
+		}
+		if n := strings.Count(strings.TrimSpace(errOut), "\n"); n != 0 || !strings.Contains(errOut, "--web.config.file") || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: want one line naming --web.config.file and %q, got %q", name, tc.want, errOut)
+		}
 	}
 }
 
