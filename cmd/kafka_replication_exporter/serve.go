@@ -179,7 +179,9 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 		logger.Warn("Running as root: the sidecar only needs read access to the broker's log directory")
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP stops the exporter as SIGTERM does, positions saved: it has no
+	// configuration to reload, and the default action would exit unsaved.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
 	sidecar, err := newSidecar(s, filter, loc, logger)
@@ -201,7 +203,7 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 		return exitViolation
 	case <-ctx.Done():
 	}
-	logger.Info("Shutting down")
+	logger.Info("Shutting down", "cause", context.Cause(ctx))
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	srv.Shutdown(shutdownCtx)
