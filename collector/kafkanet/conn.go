@@ -24,8 +24,18 @@ type FrameError struct {
 }
 
 func (e *FrameError) Error() string {
-	return fmt.Sprintf("kafka response from %s announces %d bytes (first bytes %s), outside %d..%d: the peer does not speak the Kafka protocol",
+	msg := fmt.Sprintf("kafka response from %s announces %d bytes (first bytes %s), outside %d..%d: the peer does not speak the Kafka protocol",
 		e.Addr, e.Size, quotePrefix(e.Prefix), minFrameSize, e.Max)
+	if isTLSRecord(e.Prefix) {
+		msg += " (it answered with TLS: is --kafka.tls.enabled missing?)"
+	}
+	return msg
+}
+
+// isTLSRecord tells a TLS alert or handshake record (content type 21 or 22,
+// version 3.x): what a TLS listener sends to a plaintext client.
+func isTLSRecord(p [4]byte) bool {
+	return (p[0] == 0x15 || p[0] == 0x16) && p[1] == 0x03
 }
 
 // Timeout is false: waiting longer does not make the peer a broker.

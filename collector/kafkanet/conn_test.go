@@ -53,6 +53,7 @@ func TestFollowRejectsSizesNoBrokerSends(t *testing.T) {
 		"zero":           {[]byte{0, 0, 0, 0}, "0 bytes"},
 		"no correlation": {[]byte{0, 0, 0, 3, 1, 2, 3}, "3 bytes"},
 		"one over":       {[]byte{0, 0, 0x03, 0xe9}, "1001 bytes"},
+		"TLS alert":      {[]byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x50}, "is --kafka.tls.enabled missing?"},
 	} {
 		for _, chunk := range []int{1, 2, 4096} {
 			// A valid frame first: the check must hold past the first response.
