@@ -119,7 +119,7 @@ func TestStuckScrapersDoNotLockOutPrometheus(t *testing.T) {
 	} else {
 		t.Logf("setting up the stuck scrapers took %s: the lockout is not checked", setup)
 	}
-	waitFor(t, "a scrape to succeed again", time.Until(attacked.Add(writeTimeout+3*time.Second)), func() bool {
+	waitFor(t, "a scrape to succeed again", time.Until(attacked.Add(writeTimeout+5*time.Second)), func() bool {
 		code, n := scrape()
 		return code == http.StatusOK && n == size
 	})
