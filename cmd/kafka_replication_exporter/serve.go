@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -34,12 +35,30 @@ const defaultListenAddress = ":9742"
 // positionSaveInterval bounds how much is re-read (never lost) after a crash.
 const positionSaveInterval = 5 * time.Second
 
+// HTTP server timeouts. A client that sends a request and then stops reading
+// holds a --web.max-requests slot until its write times out, and an idle
+// keep-alive connection holds a file descriptor until it is reaped.
+const (
+	// readHeaderTimeout is for slowloris clients that never finish a request.
+	readHeaderTimeout = 10 * time.Second
+	// defaultWriteTimeout is three times Prometheus' default scrape timeout
+	// and far above what a 100k-partition scrape takes, so only a client
+	// that stopped reading runs into it.
+	defaultWriteTimeout = "30s"
+	// idleTimeout outlasts the 1-minute default scrape interval, so
+	// Prometheus keeps its connection between scrapes, while abandoned
+	// keep-alive connections are closed.
+	idleTimeout = 2 * time.Minute
+)
+
 type serveCommand struct {
 	cmd           *kingpin.CmdClause
 	web           *web.FlagConfig
 	metricsPath   *string
 	noExporterMet *bool
 	maxRequests   *int
+	writeTimeout  *time.Duration
+	idleTimeout   time.Duration // the idleTimeout constant; tests shorten it
 
 	logFiles      *[]string
 	fromBeginning *bool
@@ -55,11 +74,12 @@ type serveCommand struct {
 
 func newServeCommand(app *kingpin.Application) *serveCommand {
 	cmd := app.Command("serve", "Run the sidecar: follow the broker's logs, poll the admin API, serve /metrics (the default command).").Default()
-	s := &serveCommand{cmd: cmd}
+	s := &serveCommand{cmd: cmd, idleTimeout: idleTimeout}
 	s.web = kingpinflag.AddFlags(cmd, defaultListenAddress)
 	s.metricsPath = cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	s.noExporterMet = cmd.Flag("web.disable-exporter-metrics", "Exclude the exporter's own Go and process metrics.").Bool()
 	s.maxRequests = cmd.Flag("web.max-requests", "Maximum number of parallel scrape requests (0 = no limit).").Default("40").Int()
+	s.writeTimeout = cmd.Flag("web.write-timeout", "Maximum time to answer one request, body included: a client that reads slower is cut off and its --web.max-requests slot freed (0 = no limit).").Default(defaultWriteTimeout).Duration()
 
 	s.logFiles = cmd.Flag("log.file", "Broker log file to follow (repeatable): server.log, state-change.log, controller.log, a Kubernetes CRI log file, or - for stdin. None: admin-only mode.").Strings()
 	s.fromBeginning = cmd.Flag("log.from-beginning", "Read the log files from the beginning instead of the end (when there is no saved position).").Bool()
@@ -112,10 +132,39 @@ func (s *serveCommand) validate() (func(string) bool, error) {
 	if stdin > 1 {
 		return nil, errors.New("--log.file - (stdin) can be given only once")
 	}
+	if *s.writeTimeout < 0 {
+		return nil, errors.New("--web.write-timeout must not be negative")
+	}
+	// exporter-toolkit would read the file only when serving starts, and
+	// its error would then look like a runtime failure.
+	if err := web.Validate(*s.web.WebConfigFile); err != nil {
+		return nil, fmt.Errorf("--web.config.file: %s", oneLine(err.Error()))
+	}
 	if err := s.admin.Validate(); err != nil {
 		return nil, err
 	}
 	return filter, nil
+}
+
+// oneLine joins a multi-line error (YAML's list of unmarshal errors) into
+// one line, as every other configuration error is.
+func oneLine(msg string) string {
+	lines := strings.Split(strings.TrimSpace(msg), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, " ")
+}
+
+// httpServer is the server for handler, with the timeouts that keep stuck and
+// idle clients from holding slots and file descriptors.
+func (s *serveCommand) httpServer(handler http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		WriteTimeout:      *s.writeTimeout,
+		IdleTimeout:       s.idleTimeout,
+	}
 }
 
 func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Writer) int {
@@ -130,7 +179,9 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 		logger.Warn("Running as root: the sidecar only needs read access to the broker's log directory")
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP stops the exporter as SIGTERM does, positions saved: it has no
+	// configuration to reload, and the default action would exit unsaved.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
 	sidecar, err := newSidecar(s, filter, loc, logger)
@@ -141,7 +192,7 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 	var wg sync.WaitGroup
 	sidecar.start(ctx, &wg)
 
-	srv := &http.Server{Handler: sidecar.handler(s), ReadHeaderTimeout: 10 * time.Second}
+	srv := s.httpServer(sidecar.handler(s))
 	errc := make(chan error, 1)
 	go func() { errc <- web.ListenAndServe(srv, s.web, logger) }()
 	select {
@@ -152,7 +203,7 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 		return exitViolation
 	case <-ctx.Done():
 	}
-	logger.Info("Shutting down")
+	logger.Info("Shutting down", "cause", context.Cause(ctx))
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	srv.Shutdown(shutdownCtx)

@@ -1,0 +1,109 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// SIGHUP, which a supervisor or a closed terminal sends, stops the exporter
+// as SIGTERM does: positions saved, exit 0. Its default action would kill the
+// process without saving, and the lines read since the last save would be
+// counted again after the restart. A real process, because the default
+// action is the bug.
+func TestSIGHUPSavesPositionsAndExits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, programName)
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building the exporter: %v\n%s", err, out)
+	}
+	logFile := writePartitionsLog(t, 100)
+	size := fileSize(t, logFile)
+	positions := filepath.Join(dir, "positions.json")
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+
+	cmd := exec.Command(bin, "serve", "--log.file="+logFile, "--log.from-beginning", "--log.position-file="+positions,
+		"--log.poll-interval=20ms", "--web.listen-address="+addr, "--web.disable-exporter-metrics")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+
+	want := "kafka_replication_log_file_position_bytes{file=\"" + logFile + "\"} " + strconv.FormatInt(size, 10) + "\n"
+	waitFor(t, "the exporter to read the whole log", 20*time.Second, func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(body), want)
+	})
+	// Whatever the periodic save wrote: what is there after the signal must
+	// come from the shutdown.
+	if err := os.Remove(positions); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("want exit 0 after SIGHUP, got %v\n%s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the exporter did not exit within 15s of SIGHUP\n%s", stderr.String())
+	}
+
+	data, err := os.ReadFile(positions)
+	if err != nil {
+		t.Fatalf("want the positions saved at SIGHUP: %v\n%s", err, stderr.String())
+	}
+	var saved struct {
+		Positions []struct {
+			Path   string `json:"path"`
+			Offset int64  `json:"offset"`
+		} `json:"positions"`
+	}
+	if err := json.Unmarshal(data, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.Positions) != 1 || saved.Positions[0].Path != logFile || saved.Positions[0].Offset != size {
+		t.Errorf("want %s saved at offset %d, got %s", logFile, size, data)
+	}
+	if !strings.Contains(stderr.String(), "hangup") {
+		t.Errorf("want the shutdown log line to name the signal, got\n%s", stderr.String())
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
