@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -53,17 +52,31 @@ type Partition struct {
 
 // Result is one Read.
 type Result struct {
-	// Enabled is whether the cluster keeps ELR at all; when false,
-	// Partitions is nil and no ELR series should be exported.
+	// Enabled is whether the cluster keeps ELR at all; when false nothing
+	// was described and no ELR series should be exported.
 	Enabled bool
-	// Partitions has every partition described, including those with both
-	// sets empty, which is the common case.
+	// Partitions holds only the partitions with a non-empty ELR or
+	// last-known ELR: on a healthy cluster that is none, so a Read of any
+	// size keeps almost nothing. Use Lookup, which knows the rest.
 	Partitions map[Key]Partition
+	// Described is, per topic, one more than the highest partition the
+	// broker described (its partition count).
+	Described map[string]int32
 	// TopicErrors has the topics the broker would not describe (deleted
 	// since the caller listed them, not authorised); the rest were read.
 	TopicErrors map[string]error
 	// Pages is how many DescribeTopicPartitions requests the Read made.
 	Pages int
+}
+
+// Lookup returns a partition's ELR state and whether the Read described the
+// partition; a described partition missing from Partitions has both sets
+// empty. The caller exports ELR series only where ok is true.
+func (res *Result) Lookup(topic string, partition int32) (p Partition, ok bool) {
+	if partition < 0 || partition >= res.Described[topic] {
+		return Partition{}, false
+	}
+	return res.Partitions[Key{Topic: topic, Partition: partition}], true
 }
 
 // Reader reads ELR over one franz-go client kept across Reads.
@@ -75,9 +88,6 @@ type Reader struct {
 	pageLimit     int32
 	maxPartitions int
 	maxReplicaIDs int
-
-	// lastSize presizes the next Result's map.
-	lastSize atomic.Int64
 }
 
 // New makes a Reader; it does not connect until the first Read.
@@ -167,7 +177,7 @@ func finalizedLevel(resp *kmsg.ApiVersionsResponse, feature string) int16 {
 
 // describe follows the response cursor until the broker returns none.
 func (r *Reader) describe(ctx context.Context, broker *kgo.Broker, topics []string) (*Result, error) {
-	res := &Result{Enabled: true, Partitions: make(map[Key]Partition, int(r.lastSize.Load()))}
+	res := &Result{Enabled: true, Partitions: make(map[Key]Partition), Described: make(map[string]int32)}
 	req := kmsg.NewPtrDescribeTopicPartitionsRequest()
 	req.ResponsePartitionLimit = r.pageLimit
 	for _, t := range topics {
@@ -182,7 +192,7 @@ func (r *Reader) describe(ctx context.Context, broker *kgo.Broker, topics []stri
 			return nil, err
 		}
 		res.Pages++
-		added, err := res.add(resp, &budget, r.maxPartitions, r.maxReplicaIDs)
+		described, err := res.add(resp, &budget, r.maxPartitions, r.maxReplicaIDs)
 		if err != nil {
 			return nil, fmt.Errorf("elr: DescribeTopicPartitions page %d: %w", res.Pages, err)
 		}
@@ -190,16 +200,16 @@ func (r *Reader) describe(ctx context.Context, broker *kgo.Broker, topics []stri
 		if next == nil {
 			break
 		}
-		// A cursor that brings nothing new would loop for ever.
-		if added == 0 {
-			return nil, fmt.Errorf("elr: DescribeTopicPartitions page %d: cursor %s-%d after a page with no new partition", res.Pages, next.Topic, next.Partition)
+		// Every page counts against maxPartitions, so a peer cannot page
+		// for ever; these two catch a stuck cursor at once.
+		if described == 0 || (req.Cursor != nil && next.Topic == req.Cursor.Topic && next.Partition == req.Cursor.Partition) {
+			return nil, fmt.Errorf("elr: DescribeTopicPartitions page %d: cursor %s-%d does not move", res.Pages, next.Topic, next.Partition)
 		}
 		cursor := kmsg.NewDescribeTopicPartitionsRequestCursor()
 		cursor.Topic = next.Topic
 		cursor.Partition = next.Partition
 		req.Cursor = &cursor
 	}
-	r.lastSize.Store(int64(len(res.Partitions)))
 	return res, nil
 }
 
@@ -226,22 +236,23 @@ type pageBudget struct {
 	replicaIDs int
 }
 
-// add copies one page into res and returns how many partitions were new.
-// The page's ids go into one array, so a page costs one allocation besides
-// the map however many partitions have an ELR, and the page itself can be
-// dropped.
+// add copies what one page says into res and returns how many partitions it
+// described. The page's ids go into one array, so a page costs at most one
+// allocation besides the map entries of partitions with an ELR, and the page
+// itself can be dropped.
 func (res *Result) add(resp *kmsg.DescribeTopicPartitionsResponse, b *pageBudget, maxPartitions, maxIDs int) (int, error) {
-	ids := 0
+	described, ids := 0, 0
 	for i := range resp.Topics {
 		t := &resp.Topics[i]
 		if t.Topic == nil {
 			return 0, errors.New("a topic without a name")
 		}
-		b.partitions += len(t.Partitions)
+		described += len(t.Partitions)
 		for j := range t.Partitions {
 			ids += len(t.Partitions[j].EligibleLeaderReplicas) + len(t.Partitions[j].LastKnownELR)
 		}
 	}
+	b.partitions += described
 	b.replicaIDs += ids
 	switch {
 	case b.partitions > maxPartitions:
@@ -249,7 +260,10 @@ func (res *Result) add(resp *kmsg.DescribeTopicPartitionsResponse, b *pageBudget
 	case b.replicaIDs > maxIDs:
 		return 0, fmt.Errorf("more than %d eligible leader replica ids described", maxIDs)
 	}
-	arena := make([]int32, 0, ids)
+	var arena []int32
+	if ids > 0 {
+		arena = make([]int32, 0, ids)
+	}
 	take := func(src []int32) []int32 {
 		if len(src) == 0 {
 			return nil
@@ -258,7 +272,6 @@ func (res *Result) add(resp *kmsg.DescribeTopicPartitionsResponse, b *pageBudget
 		arena = append(arena, src...)
 		return arena[start:len(arena):len(arena)]
 	}
-	added := 0
 	for i := range resp.Topics {
 		t := &resp.Topics[i]
 		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
@@ -268,16 +281,21 @@ func (res *Result) add(resp *kmsg.DescribeTopicPartitionsResponse, b *pageBudget
 			res.TopicErrors[*t.Topic] = err
 			continue
 		}
+		count := res.Described[*t.Topic]
 		for j := range t.Partitions {
 			p := &t.Partitions[j]
-			k := Key{Topic: *t.Topic, Partition: p.Partition}
-			if _, dup := res.Partitions[k]; !dup {
-				added++
+			if p.Partition < 0 {
+				return 0, fmt.Errorf("topic %s: partition %d", *t.Topic, p.Partition)
 			}
+			count = max(count, p.Partition+1)
 			// A partition without a leader still carries its ELR, which
 			// is then what matters most, so partition errors are kept.
-			res.Partitions[k] = Partition{ELR: take(p.EligibleLeaderReplicas), LastKnownELR: take(p.LastKnownELR)}
+			if len(p.EligibleLeaderReplicas) > 0 || len(p.LastKnownELR) > 0 {
+				k := Key{Topic: *t.Topic, Partition: p.Partition}
+				res.Partitions[k] = Partition{ELR: take(p.EligibleLeaderReplicas), LastKnownELR: take(p.LastKnownELR)}
+			}
 		}
+		res.Described[*t.Topic] = count
 	}
-	return added, nil
+	return described, nil
 }

@@ -3,6 +3,7 @@ package elr
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -153,19 +154,24 @@ func TestReadFollowsTheCursorThroughEveryPage(t *testing.T) {
 	if res.Pages != 4 || c.pagesServed() != 4 {
 		t.Errorf("pages = %d read, %d served; want 4", res.Pages, c.pagesServed())
 	}
-	if len(res.Partitions) != 15 {
-		t.Fatalf("%d partitions, want 15: %v", len(res.Partitions), res.Partitions)
+	want := map[string]int32{"alpha": 5, "bravo": 5, "charlie": 5}
+	if !maps.Equal(res.Described, want) {
+		t.Errorf("Described = %v, want %v", res.Described, want)
 	}
-	for _, topic := range []string{"alpha", "bravo", "charlie"} {
+	// kfake sends null sets; nothing is kept for them.
+	if len(res.Partitions) != 0 {
+		t.Errorf("Partitions = %v, want none", res.Partitions)
+	}
+	for topic := range want {
 		for p := range int32(5) {
-			got, ok := res.Partitions[Key{topic, p}]
-			if !ok {
-				t.Errorf("%s-%d missing", topic, p)
-			}
-			if got.ELR != nil || got.LastKnownELR != nil {
-				t.Errorf("%s-%d = %+v, want both sets empty", topic, p, got)
+			got, ok := res.Lookup(topic, p)
+			if !ok || got.ELR != nil || got.LastKnownELR != nil {
+				t.Errorf("Lookup(%s, %d) = %+v, %v; want described with both sets empty", topic, p, got, ok)
 			}
 		}
+	}
+	if _, ok := res.Lookup("alpha", 5); ok {
+		t.Error("Lookup(alpha, 5): a partition the broker did not describe reads as described")
 	}
 	if res.TopicErrors != nil {
 		t.Errorf("TopicErrors = %v", res.TopicErrors)
@@ -198,15 +204,16 @@ func TestReadKeepsEachPartitionsEligibleLeaderReplicas(t *testing.T) {
 	if res.Pages != 3 {
 		t.Errorf("Pages = %d, want 3", res.Pages)
 	}
-	if len(res.Partitions) != len(parts) {
-		t.Fatalf("%d partitions, want %d", len(res.Partitions), len(parts))
+	// Only the three partitions with a set are kept.
+	if len(res.Partitions) != 3 {
+		t.Errorf("Partitions = %v, want the 3 with a set", res.Partitions)
 	}
 	for _, p := range parts {
-		got := res.Partitions[Key{p.topic, p.partition}]
-		if !slices.Equal(got.ELR, p.elr) || !slices.Equal(got.LastKnownELR, p.lastKnown) {
-			t.Errorf("%s-%d = %+v, want ELR %v last known %v", p.topic, p.partition, got, p.elr, p.lastKnown)
+		got, ok := res.Lookup(p.topic, p.partition)
+		if !ok || !slices.Equal(got.ELR, p.elr) || !slices.Equal(got.LastKnownELR, p.lastKnown) {
+			t.Errorf("Lookup(%s, %d) = %+v, %v; want ELR %v last known %v", p.topic, p.partition, got, ok, p.elr, p.lastKnown)
 		}
-		// Empty sets cost nothing and compare as absent.
+		// Empty sets cost nothing: a real broker's empty lists are not kept.
 		if len(p.elr) == 0 && got.ELR != nil {
 			t.Errorf("%s-%d: empty ELR kept as %#v", p.topic, p.partition, got.ELR)
 		}
@@ -227,13 +234,11 @@ func TestReadAsksOnlyForTheGivenTopics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Partitions) != 3 {
-		t.Errorf("%d partitions, want bravo's 3: %v", len(res.Partitions), res.Partitions)
+	if want := map[string]int32{"bravo": 3}; !maps.Equal(res.Described, want) {
+		t.Errorf("Described = %v, want %v", res.Described, want)
 	}
-	for k := range res.Partitions {
-		if k.Topic != "bravo" {
-			t.Errorf("unasked topic %s read", k.Topic)
-		}
+	if _, ok := res.Lookup("gone", 0); ok {
+		t.Error("Lookup(gone, 0): a topic the broker did not know reads as described")
 	}
 	if err := res.TopicErrors["gone"]; !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		t.Errorf("TopicErrors[gone] = %v, want UNKNOWN_TOPIC_OR_PARTITION", err)
@@ -273,7 +278,7 @@ func TestReadReportsELROffAsDisabled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Enabled || res.Partitions != nil {
+			if res.Enabled || res.Partitions != nil || res.Described != nil {
 				t.Errorf("Result = %+v, want Enabled false and no partitions", res)
 			}
 			if n := c.pagesServed(); n != 0 {
