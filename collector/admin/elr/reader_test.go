@@ -296,6 +296,19 @@ func kraft39() *kversion.Versions {
 	return vs
 }
 
+func TestReadSeesELRTurnedOffBetweenReads(t *testing.T) {
+	c := newCluster(t, kfake.SeedTopics(1, "alpha"))
+	r := newTestReader(t, c.Cluster, 2000)
+
+	if res, err := read(t, r); err != nil || !res.Enabled {
+		t.Fatalf("first Read = %+v, %v; want Enabled", res, err)
+	}
+	disableELR(t, c.Cluster)
+	if res, err := read(t, r); err != nil || res.Enabled {
+		t.Fatalf("Read after the downgrade = %+v, %v; want Enabled false", res, err)
+	}
+}
+
 func disableELR(t *testing.T, c *kfake.Cluster) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
