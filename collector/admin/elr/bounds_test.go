@@ -14,7 +14,7 @@ import (
 // A peer that answers DescribeTopicPartitions wrongly or hugely must cost an
 // error, never a loop or unbounded memory.
 
-func TestReadStopsAtACursorThatBringsNothingNew(t *testing.T) {
+func TestReadStopsAtACursorThatDoesNotMove(t *testing.T) {
 	c := newCluster(t)
 	c.ControlKey(int16(kmsg.DescribeTopicPartitions), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
