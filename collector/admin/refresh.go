@@ -61,44 +61,12 @@ type refreshPlan struct {
 	configTopics []string
 }
 
-// fetched is what the per-broker requests returned, by plan index: no map
-// keyed by partition (at 100k partitions those maps were ~25 MB of each
-// refresh's garbage).
+// fetched is what the per-broker requests returned, by plan index rather
+// than in maps keyed by partition, which made most of a large refresh's garbage.
 type fetched struct {
 	hwAt   []offsetAnswer // by plan.parts index
 	leoAt  []offsetAnswer // by LEO slot (plannedPartition.leoSlot)
 	minISR map[string]int // nil when DescribeConfigs failed
-
-	// Answers by key, for tests and benchmarks that hand build canned
-	// answers: build indexes them when hwAt is nil.
-	hw  map[partitionKey]offsetAnswer
-	leo map[int32]map[partitionKey]offsetAnswer // by answering broker
-}
-
-// indexed returns got with its answers by plan index.
-func (got fetched) indexed(p *refreshPlan) fetched {
-	if got.hwAt != nil {
-		return got
-	}
-	got.hwAt = make([]offsetAnswer, len(p.parts))
-	got.leoAt = make([]offsetAnswer, p.leoSlots)
-	for i := range p.parts {
-		pp := &p.parts[i]
-		if ans, ok := got.hw[pp.key]; ok {
-			ans.ok = true
-			got.hwAt[i] = ans
-		}
-		if pp.leoBase < 0 {
-			continue
-		}
-		for j, r := range pp.replicas {
-			if ans, ok := got.leo[r][pp.key]; ok {
-				ans.ok = true
-				got.leoAt[int(pp.leoBase)+j] = ans
-			}
-		}
-	}
-	return got
 }
 
 // refresh runs one poll cycle and publishes a new snapshot. It is only ever

@@ -113,7 +113,6 @@ func (p *Partition) AtMinISR() bool {
 // build turns one refresh's answers into a snapshot, feeding the HW tracker
 // for every partition (exported or not) along the way.
 func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
-	got = got.indexed(&p)
 	now := a.now()
 	count := func(f Field) { a.counts.disagreements[f]++ }
 
