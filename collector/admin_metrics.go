@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"math"
 	"slices"
 	"strings"
 
@@ -157,23 +158,59 @@ type orderedPartition struct {
 // partition, then topic. Written in that order, the registry's sort is
 // linear and the direct text path needs none.
 func seriesOrder(dst []orderedPartition, s *admin.Snapshot, ids *idStrings) []orderedPartition {
-	n := 0
+	n, lo, hi := 0, int32(math.MaxInt32), int32(math.MinInt32)
 	for i := range s.Topics {
-		n += len(s.Topics[i].Partitions)
+		for j := range s.Topics[i].Partitions {
+			id := s.Topics[i].Partitions[j].Partition
+			lo, hi = min(lo, id), max(hi, id)
+			n++
+		}
 	}
 	out := slices.Grow(dst[:0], n)
+	if n == 0 {
+		return out
+	}
+	if int64(hi)-int64(lo) > int64(4*n) {
+		// Sparse ids, which Kafka does not hand out: sort by comparison.
+		for i := range s.Topics {
+			for j := range s.Topics[i].Partitions {
+				p := &s.Topics[i].Partitions[j]
+				out = append(out, orderedPartition{p, ids.get(p.Partition)})
+			}
+		}
+		slices.SortStableFunc(out, func(x, y orderedPartition) int { return strings.Compare(x.id, y.id) })
+		return out
+	}
+	// A counting sort by partition id, the ids taken in the order of their
+	// strings; Topics is sorted by name, so each id's topics come in order.
+	next := make([]int, hi-lo+1) // count of each id, then where its next partition goes
+	for i := range s.Topics {
+		for j := range s.Topics[i].Partitions {
+			next[s.Topics[i].Partitions[j].Partition-lo]++
+		}
+	}
+	var present []int32
+	for k, c := range next {
+		if c > 0 {
+			present = append(present, lo+int32(k))
+		}
+	}
+	slices.SortFunc(present, func(x, y int32) int { return strings.Compare(ids.get(x), ids.get(y)) })
+	at := 0
+	for _, id := range present {
+		c := next[id-lo]
+		next[id-lo] = at
+		at += c
+	}
+	out = out[:n]
 	for i := range s.Topics {
 		for j := range s.Topics[i].Partitions {
 			p := &s.Topics[i].Partitions[j]
-			out = append(out, orderedPartition{p, ids.get(p.Partition)})
+			k := &next[p.Partition-lo]
+			out[*k] = orderedPartition{p, ids.get(p.Partition)}
+			*k++
 		}
 	}
-	slices.SortFunc(out, func(x, y orderedPartition) int {
-		if c := strings.Compare(x.id, y.id); c != 0 {
-			return c
-		}
-		return strings.Compare(x.Topic, y.Topic)
-	})
 	return out
 }
 

@@ -44,9 +44,10 @@ func (d *adminDescs) family(i int) *prometheus.Desc {
 	}[i]
 }
 
+// lagRef is one replica lag series: the partition is ordered[at].
 type lagRef struct {
-	lag                int64
-	id, replica, topic string // label values: partition, replica, topic
+	lag         int64
+	replica, at int32
 }
 
 // topicRollup is a topic's sums (rollupOf), rendered by both the direct text
@@ -102,7 +103,6 @@ func (a *AdminCollector) textFamilies(fams []directFamily) ([]directFamily, func
 	return fams, func() {
 		t.s = nil
 		clear(t.ordered) // drop the pointers into the snapshot
-		clear(t.lags)
 		adminTextPool.Put(t)
 	}
 }
@@ -143,18 +143,20 @@ func (t *adminText) prepare() {
 				end++
 			}
 			from := len(t.lags)
-			for _, p := range ordered[start:end] {
-				for i := range p.Lags {
-					l := &p.Lags[i]
-					t.lags = append(t.lags, lagRef{lag: l.Lag, id: p.id, replica: t.ids.get(l.Replica), topic: p.Topic})
+			for at := start; at < end; at++ {
+				for _, l := range ordered[at].Lags {
+					t.lags = append(t.lags, lagRef{lag: l.Lag, replica: l.Replica, at: int32(at)})
 				}
 			}
-			slices.SortStableFunc(t.lags[from:], func(x, y lagRef) int { return strings.Compare(x.replica, y.replica) })
+			slices.SortStableFunc(t.lags[from:], func(x, y lagRef) int {
+				return strings.Compare(t.ids.get(x.replica), t.ids.get(y.replica))
+			})
 			start = end
 		}
 		t.lagLabels.grow(len(t.lags), 44)
 		for _, l := range t.lags {
-			t.lagLabels.add("partition", l.id, "replica", l.replica, "topic", l.topic)
+			p := &ordered[l.at]
+			t.lagLabels.add("partition", p.id, "replica", t.ids.get(l.replica), "topic", p.Topic)
 		}
 	} else {
 		for i := range s.Topics {
