@@ -91,6 +91,14 @@ func TestAdminDirectText(t *testing.T) {
 				t.Error("want replica lag series")
 			}
 		})
+		t.Run(fmt.Sprintf("sparse-ids/partition-labels=%v", labels), func(t *testing.T) {
+			s := &admin.Snapshot{Topics: []admin.Topic{
+				{Name: "a", Partitions: []admin.Partition{{Topic: "a", Partition: 9}, {Topic: "a", Partition: 100_000}}},
+				{Name: "b", Partitions: []admin.Partition{{Topic: "b", Partition: 10}, {Topic: "b", Partition: 100_000}}},
+			}}
+			a := NewAdminCollector(newSnapshotSource(s), labels)
+			sameText(t, registryText(t, a), directText(t, []prometheus.Collector{a.SmallFamilies()}, a))
+		})
 		t.Run(fmt.Sprintf("empty/partition-labels=%v", labels), func(t *testing.T) {
 			a := NewAdminCollector(newSnapshotSource(&admin.Snapshot{}), labels)
 			sameText(t, registryText(t, a), directText(t, []prometheus.Collector{a.SmallFamilies()}, a))
