@@ -70,7 +70,7 @@ func New(cfg *Config, opts Options) *Poller {
 	if len(cfg.Servers) == 0 {
 		return p
 	}
-	sc, err := cfg.sarama()
+	sc, err := cfg.saramaConfig()
 	if err != nil {
 		// Validate would have said so; keep exporting up=0 rather than
 		// crash a sidecar whose log half still works.

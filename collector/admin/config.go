@@ -97,12 +97,12 @@ func (c *Config) Validate() error {
 	if len(c.Servers) == 0 {
 		return nil
 	}
-	_, err := c.sarama()
+	_, err := c.saramaConfig()
 	return err
 }
 
-// sarama builds the Kafka client configuration the flags describe.
-func (c *Config) sarama() (*sarama.Config, error) {
+// saramaConfig builds the Kafka client configuration the flags describe.
+func (c *Config) saramaConfig() (*sarama.Config, error) {
 	for _, s := range c.Servers {
 		if !strings.Contains(s, ":") {
 			return nil, fmt.Errorf("--kafka.server %q: want host:port", s)

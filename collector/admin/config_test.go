@@ -39,7 +39,7 @@ func TestAdminFlagDefaults(t *testing.T) {
 		cfg.StallThreshold != 2*time.Minute || cfg.PartitionLogLevel != "" {
 		t.Errorf("unexpected defaults: %+v", cfg)
 	}
-	sc, err := cfg.sarama()
+	sc, err := cfg.saramaConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
