@@ -1,14 +1,39 @@
 package collector
 
 import (
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 )
 
-// adminPrefix is the metric namespace (the lead's log metrics share it).
+// adminPrefix is the metric namespace, shared with the log metrics.
 const adminPrefix = "kafka_replication_"
+
+// AdminSnapshots is where the admin families come from: *admin.Poller, whose
+// last refresh they render.
+type AdminSnapshots interface {
+	Snapshot() *admin.Snapshot
+}
+
+// AdminCollector renders the admin poller's last snapshot. It never waits
+// on Kafka: the poller refreshes in the background.
+type AdminCollector struct {
+	src   AdminSnapshots
+	descs adminDescs
+}
+
+var _ prometheus.Collector = (*AdminCollector)(nil)
+
+// NewAdminCollector renders src per partition, or without partitionLabels
+// as per-topic rollups.
+func NewAdminCollector(src AdminSnapshots, partitionLabels bool) *AdminCollector {
+	return &AdminCollector{src: src, descs: newAdminDescs(partitionLabels)}
+}
 
 // adminDescs are the admin-derived metric descriptors. Without partition
 // labels (--no-collector.partition-labels) the partition series become
@@ -88,7 +113,7 @@ func newAdminDescs(partitionLabels bool) adminDescs {
 }
 
 // Describe implements prometheus.Collector.
-func (a *Admin) Describe(ch chan<- *prometheus.Desc) {
+func (a *AdminCollector) Describe(ch chan<- *prometheus.Desc) {
 	a.describeSmall(ch)
 	d := &a.descs
 	for _, desc := range []*prometheus.Desc{
@@ -101,7 +126,7 @@ func (a *Admin) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-func (a *Admin) describeSmall(ch chan<- *prometheus.Desc) {
+func (a *AdminCollector) describeSmall(ch chan<- *prometheus.Desc) {
 	d := &a.descs
 	for _, desc := range []*prometheus.Desc{d.up, d.lastRefresh, d.duration, d.requestErrors, d.disagreements, d.topicMinISR} {
 		ch <- desc
@@ -109,16 +134,84 @@ func (a *Admin) describeSmall(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector. It renders the last snapshot only.
-func (a *Admin) Collect(ch chan<- prometheus.Metric) {
-	s := a.snap.Load()
+func (a *AdminCollector) Collect(ch chan<- prometheus.Metric) {
+	s := a.src.Snapshot()
 	a.collectSmall(ch, s)
 	if a.descs.partitionLabels {
-		a.collectPartitions(ch, s.ordered)
+		var ids idStrings
+		a.collectPartitions(ch, seriesOrder(nil, s, &ids))
 		return
 	}
-	for i := range s.topics {
-		a.collectRollup(ch, &s.topics[i])
+	for i := range s.Topics {
+		a.collectRollup(ch, &s.Topics[i])
 	}
+}
+
+// orderedPartition is a partition with its id formatted as a label value.
+type orderedPartition struct {
+	*admin.Partition
+	id string
+}
+
+// seriesOrder appends the snapshot's partitions to dst in the order
+// Prometheus sorts their series: label values compared as strings,
+// partition, then topic. Written in that order, the registry's sort is
+// linear and the direct text path needs none.
+func seriesOrder(dst []orderedPartition, s *admin.Snapshot, ids *idStrings) []orderedPartition {
+	n, lo, hi := 0, int32(math.MaxInt32), int32(math.MinInt32)
+	for i := range s.Topics {
+		for j := range s.Topics[i].Partitions {
+			id := s.Topics[i].Partitions[j].Partition
+			lo, hi = min(lo, id), max(hi, id)
+			n++
+		}
+	}
+	out := slices.Grow(dst[:0], n)
+	if n == 0 {
+		return out
+	}
+	if int64(hi)-int64(lo) > int64(4*n) {
+		// Sparse ids, which Kafka does not hand out: sort by comparison.
+		for i := range s.Topics {
+			for j := range s.Topics[i].Partitions {
+				p := &s.Topics[i].Partitions[j]
+				out = append(out, orderedPartition{p, ids.get(p.Partition)})
+			}
+		}
+		slices.SortStableFunc(out, func(x, y orderedPartition) int { return strings.Compare(x.id, y.id) })
+		return out
+	}
+	// A counting sort by partition id, the ids taken in the order of their
+	// strings; Topics is sorted by name, so each id's topics come in order.
+	next := make([]int, hi-lo+1) // count of each id, then where its next partition goes
+	for i := range s.Topics {
+		for j := range s.Topics[i].Partitions {
+			next[s.Topics[i].Partitions[j].Partition-lo]++
+		}
+	}
+	var present []int32
+	for k, c := range next {
+		if c > 0 {
+			present = append(present, lo+int32(k))
+		}
+	}
+	slices.SortFunc(present, func(x, y int32) int { return strings.Compare(ids.get(x), ids.get(y)) })
+	at := 0
+	for _, id := range present {
+		c := next[id-lo]
+		next[id-lo] = at
+		at += c
+	}
+	out = out[:n]
+	for i := range s.Topics {
+		for j := range s.Topics[i].Partitions {
+			p := &s.Topics[i].Partitions[j]
+			k := &next[p.Partition-lo]
+			out[*k] = orderedPartition{p, ids.get(p.Partition)}
+			*k++
+		}
+	}
+	return out
 }
 
 // SmallFamilies returns a prometheus.Collector of only the families the
@@ -126,14 +219,14 @@ func (a *Admin) Collect(ch chan<- prometheus.Metric) {
 // refresh time and duration, the request error and disagreement counters and
 // the topics' min.insync.replicas. Register it instead of a when a is written
 // by WriteText, so that no family comes from both.
-func (a *Admin) SmallFamilies() prometheus.Collector { return adminSmall{a} }
+func (a *AdminCollector) SmallFamilies() prometheus.Collector { return adminSmall{a} }
 
-type adminSmall struct{ a *Admin }
+type adminSmall struct{ a *AdminCollector }
 
 func (s adminSmall) Describe(ch chan<- *prometheus.Desc) { s.a.describeSmall(ch) }
-func (s adminSmall) Collect(ch chan<- prometheus.Metric) { s.a.collectSmall(ch, s.a.snap.Load()) }
+func (s adminSmall) Collect(ch chan<- prometheus.Metric) { s.a.collectSmall(ch, s.a.src.Snapshot()) }
 
-func (a *Admin) collectSmall(ch chan<- prometheus.Metric, s *adminSnapshot) {
+func (a *AdminCollector) collectSmall(ch chan<- prometheus.Metric, s *admin.Snapshot) {
 	d := &a.descs
 	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
@@ -142,67 +235,67 @@ func (a *Admin) collectSmall(ch chan<- prometheus.Metric, s *adminSnapshot) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, v, labels...)
 	}
 
-	gauge(d.up, b2f(s.up))
-	if !s.lastSuccess.IsZero() {
-		gauge(d.lastRefresh, float64(s.lastSuccess.UnixNano())/1e9)
+	gauge(d.up, b2f(s.Up))
+	if !s.LastSuccess.IsZero() {
+		gauge(d.lastRefresh, float64(s.LastSuccess.UnixNano())/1e9)
 	}
-	gauge(d.duration, s.duration.Seconds())
-	for k, n := range s.counts.requestErrors {
-		counter(d.requestErrors, float64(n), requestNames[k])
+	gauge(d.duration, s.Duration.Seconds())
+	for r, n := range s.RequestErrors {
+		counter(d.requestErrors, float64(n), admin.Request(r).String())
 	}
-	for i, n := range s.counts.disagreements {
-		counter(d.disagreements, float64(n), disagreementFields[i])
+	for f, n := range s.Disagreements {
+		counter(d.disagreements, float64(n), admin.Field(f).String())
 	}
-	for i := range s.topics {
-		if t := &s.topics[i]; t.minISRConfig > 0 {
-			gauge(d.topicMinISR, float64(t.minISRConfig), t.name)
+	for i := range s.Topics {
+		if t := &s.Topics[i]; t.MinISRConfig > 0 {
+			gauge(d.topicMinISR, float64(t.MinISRConfig), t.Name)
 		}
 	}
 }
 
-// collectPartitions sends the per-partition series. At 100k partitions that
-// is ~1.6M series, and prometheus.MustNewConstMetric costs ~10 allocations
-// each (label pairs rebuilt every time), several seconds of Collect. So the
-// label pairs of a partition are built once per Collect, from chunks, and
-// shared by its series, and the metrics are handed out from a per-scrape
-// arena: no allocation per series here. (The refresh does not keep label
-// pairs: the direct text path, what /metrics serves, never reads them.)
-func (a *Admin) collectPartitions(ch chan<- prometheus.Metric, ordered []*partitionSample) {
+// collectPartitions sends the per-partition series. The label pairs of a
+// partition are built once, from chunks, and shared by its series, and the
+// metrics come from a per-scrape arena, because prometheus.MustNewConstMetric
+// rebuilds the pairs of every series.
+func (a *AdminCollector) collectPartitions(ch chan<- prometheus.Metric, ordered []orderedPartition) {
 	d := &a.descs
 	var (
 		arena metricArena
 		pairs pairArena
+		ids   idStrings
 	)
-	for _, p := range ordered {
-		labels := pairs.next(&labelPartition, &p.partitionID, &labelTopic, &p.topic)
+	for k := range ordered {
+		p := &ordered[k]
+		labels := pairs.next(&labelPartition, &p.id, &labelTopic, &p.Topic)
 		gauge := func(desc *prometheus.Desc, v float64) {
 			ch <- arena.next(desc, labels, v, prometheus.GaugeValue)
 		}
-		gauge(d.replicas, float64(p.replicas))
-		gauge(d.isr, float64(p.isr))
-		gauge(d.underReplicated, b2f(p.underReplicated()))
-		if p.minISR > 0 {
-			gauge(d.minISR, float64(p.minISR))
-			gauge(d.underMinISR, b2f(p.underMinISR()))
-			gauge(d.atMinISR, b2f(p.atMinISR()))
-			gauge(d.headroom, float64(p.isr-p.minISR))
+		gauge(d.replicas, float64(p.Replicas))
+		gauge(d.isr, float64(p.ISR))
+		gauge(d.underReplicated, b2f(p.UnderReplicated()))
+		if p.MinISR > 0 {
+			gauge(d.minISR, float64(p.MinISR))
+			gauge(d.underMinISR, b2f(p.UnderMinISR()))
+			gauge(d.atMinISR, b2f(p.AtMinISR()))
+			gauge(d.headroom, float64(p.ISR-p.MinISR))
 		}
-		gauge(d.leader, float64(p.leader))
-		gauge(d.leaderEpoch, float64(p.leaderEpoch))
-		if p.hwKnown {
-			gauge(d.hw, float64(p.hw))
-			gauge(d.lastAdvance, float64(p.lastAdvance.UnixNano())/1e9)
+		gauge(d.leader, float64(p.Leader))
+		gauge(d.leaderEpoch, float64(p.LeaderEpoch))
+		if p.HWKnown {
+			gauge(d.hw, float64(p.HW))
+			gauge(d.lastAdvance, float64(p.LastAdvance.UnixNano())/1e9)
 		}
-		if p.leoKnown {
-			gauge(d.leo, float64(p.leo))
+		if p.LEOKnown {
+			gauge(d.leo, float64(p.LEO))
 		}
-		for i := range p.lags {
-			l := &p.lags[i]
-			lagLabels := pairs.next(&labelPartition, &p.partitionID, &labelReplica, &l.replica, &labelTopic, &p.topic)
-			ch <- arena.next(d.lag, lagLabels, float64(l.lag), prometheus.GaugeValue)
+		for i := range p.Lags {
+			l := &p.Lags[i]
+			replica := ids.get(l.Replica)
+			lagLabels := pairs.next(&labelPartition, &p.id, &labelReplica, &replica, &labelTopic, &p.Topic)
+			ch <- arena.next(d.lag, lagLabels, float64(l.Lag), prometheus.GaugeValue)
 		}
-		gauge(d.stalled, b2f(p.stalled))
-		ch <- arena.next(d.regressions, labels, float64(p.regressions), prometheus.CounterValue)
+		gauge(d.stalled, b2f(p.Stalled))
+		ch <- arena.next(d.regressions, labels, float64(p.Regressions), prometheus.CounterValue)
 	}
 }
 
@@ -210,7 +303,7 @@ func (a *Admin) collectPartitions(ch chan<- prometheus.Metric, ordered []*partit
 var labelPartition, labelReplica, labelTopic = "partition", "replica", "topic"
 
 // pairArena hands out label pairs from chunks that are never reallocated.
-// The pairs point at the snapshot's strings, which are immutable.
+// The pairs point at strings that are never modified.
 type pairArena struct {
 	pairs []dto.LabelPair
 	ptrs  []*dto.LabelPair
@@ -234,8 +327,8 @@ func (a *pairArena) next(nameValues ...*string) []*dto.LabelPair {
 	return a.ptrs[start:len(a.ptrs):len(a.ptrs)]
 }
 
-// snapshotMetric is a prometheus.Metric over label pairs prepared by the
-// refresh. The pairs are shared and never modified (they are sorted by name
+// snapshotMetric is a prometheus.Metric over label pairs built once per
+// Collect. The pairs are shared and never modified (they are sorted by name
 // already, so the registry does not copy them).
 type snapshotMetric struct {
 	desc   *prometheus.Desc
@@ -278,11 +371,11 @@ func labelPairs(nameValues ...string) []*dto.LabelPair {
 	return out
 }
 
-func (a *Admin) collectRollup(ch chan<- prometheus.Metric, t *topicSample) {
+func (a *AdminCollector) collectRollup(ch chan<- prometheus.Metric, t *admin.Topic) {
 	d := &a.descs
 	r := rollupOf(t) // the sums the direct text path renders too
 	gauge := func(desc *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, t.name)
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, t.Name)
 	}
 	gauge(d.replicas, float64(r.replicas))
 	gauge(d.isr, float64(r.isr))
@@ -297,7 +390,7 @@ func (a *Admin) collectRollup(ch chan<- prometheus.Metric, t *topicSample) {
 	gauge(d.hw, float64(r.hw))
 	gauge(d.leo, float64(r.leo))
 	gauge(d.stalled, float64(r.stalled))
-	ch <- prometheus.MustNewConstMetric(d.regressions, prometheus.CounterValue, float64(r.regressions), t.name)
+	ch <- prometheus.MustNewConstMetric(d.regressions, prometheus.CounterValue, float64(r.regressions), t.Name)
 }
 
 func b2f(b bool) float64 {

@@ -2,13 +2,16 @@ package collector
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 )
 
-// The direct text path of Admin (see exposition.go): its per-partition (or
+// The direct text path of AdminCollector (see exposition.go): its per-partition (or
 // per-topic) families, read from the immutable snapshot of the last refresh.
 
 // Families of adminText.render.
@@ -41,10 +44,10 @@ func (d *adminDescs) family(i int) *prometheus.Desc {
 	}[i]
 }
 
+// lagRef is one replica lag series: the partition is ordered[at].
 type lagRef struct {
-	lag     int64
-	replica string
-	p       *partitionSample
+	lag         int64
+	replica, at int32
 }
 
 // topicRollup is a topic's sums (rollupOf), rendered by both the direct text
@@ -58,9 +61,7 @@ type topicRollup struct {
 }
 
 // partitionRow is what the families read of one partition, copied in series
-// order: each family is a pass over all partitions, and over this compact,
-// sequential copy the passes cost a third of what they did over s.ordered
-// (pointers into per-topic slices: a cache miss per series).
+// order, because each family is a pass over all partitions.
 type partitionRow struct {
 	hw, leo, leaderEpoch            int64
 	lastAdvance                     float64
@@ -72,10 +73,12 @@ type partitionRow struct {
 
 // adminText is one scrape's view of a snapshot, pooled between scrapes.
 type adminText struct {
-	s         *adminSnapshot
+	s         *admin.Snapshot
 	rolled    bool // per-topic rollup (no partition labels)
+	ids       idStrings
+	ordered   []orderedPartition
 	rows      []partitionRow
-	labels    labelBlocks // by s.ordered index, or by topic when rolled up
+	labels    labelBlocks // in series order, or by topic when rolled up
 	lags      []lagRef    // in series order: partition, replica, topic
 	lagLabels labelBlocks
 	rollup    []topicRollup
@@ -86,9 +89,9 @@ var adminTextPool = sync.Pool{New: func() any { return new(adminText) }}
 
 // textFamilies implements TextSource: the same families and series Collect
 // sends, other than those of SmallFamilies.
-func (a *Admin) textFamilies(fams []directFamily) ([]directFamily, func()) {
+func (a *AdminCollector) textFamilies(fams []directFamily) ([]directFamily, func()) {
 	t := adminTextPool.Get().(*adminText)
-	t.s = a.snap.Load()
+	t.s = a.src.Snapshot()
 	t.rolled = !a.descs.partitionLabels
 	t.prepared = false
 	d := &a.descs
@@ -99,7 +102,7 @@ func (a *Admin) textFamilies(fams []directFamily) ([]directFamily, func()) {
 	}
 	return fams, func() {
 		t.s = nil
-		clear(t.lags) // drop the pointers into the snapshot
+		clear(t.ordered) // drop the pointers into the snapshot
 		adminTextPool.Put(t)
 	}
 }
@@ -114,69 +117,74 @@ func (t *adminText) prepare() {
 	t.lagLabels.reset()
 	t.lags, t.rollup, t.rows = t.lags[:0], t.rollup[:0], t.rows[:0]
 	if !t.rolled {
-		t.rows = slices.Grow(t.rows, len(s.ordered))
-		t.labels.grow(len(s.ordered), 32)
-		for _, p := range s.ordered {
-			t.labels.add("partition", p.partitionID, "topic", p.topic)
+		t.ordered = seriesOrder(t.ordered, s, &t.ids)
+		ordered := t.ordered
+		t.rows = slices.Grow(t.rows, len(ordered))
+		t.labels.grow(len(ordered), 32)
+		for k := range ordered {
+			p := &ordered[k]
+			t.labels.add("partition", p.id, "topic", p.Topic)
 			r := partitionRow{
-				hw: p.hw, leo: p.leo, leaderEpoch: p.leaderEpoch, regressions: p.regressions,
-				replicas: int32(p.replicas), isr: int32(p.isr), minISR: int32(p.minISR), leader: p.leader,
-				under: p.underReplicated(), underMin: p.underMinISR(), atMin: p.atMinISR(), stalled: p.stalled,
-				hwKnown: p.hwKnown, leoKnown: p.leoKnown,
+				hw: p.HW, leo: p.LEO, leaderEpoch: p.LeaderEpoch, regressions: p.Regressions,
+				replicas: int32(p.Replicas), isr: int32(p.ISR), minISR: int32(p.MinISR), leader: p.Leader,
+				under: p.UnderReplicated(), underMin: p.UnderMinISR(), atMin: p.AtMinISR(), stalled: p.Stalled,
+				hwKnown: p.HWKnown, leoKnown: p.LEOKnown,
 			}
-			if p.hwKnown {
-				r.lastAdvance = float64(p.lastAdvance.UnixNano()) / 1e9
+			if p.HWKnown {
+				r.lastAdvance = float64(p.LastAdvance.UnixNano()) / 1e9
 			}
 			t.rows = append(t.rows, r)
 		}
-		// s.ordered is sorted by partition, then topic; the lag series sort
+		// ordered is sorted by partition, then topic; the lag series sort
 		// by partition, replica, topic: reorder each run of one partition id.
-		for start := 0; start < len(s.ordered); {
+		for start := 0; start < len(ordered); {
 			end := start + 1
-			for end < len(s.ordered) && s.ordered[end].partitionID == s.ordered[start].partitionID {
+			for end < len(ordered) && ordered[end].id == ordered[start].id {
 				end++
 			}
 			from := len(t.lags)
-			for _, p := range s.ordered[start:end] {
-				for i := range p.lags {
-					l := &p.lags[i]
-					t.lags = append(t.lags, lagRef{lag: l.lag, replica: l.replica, p: p})
+			for at := start; at < end; at++ {
+				for _, l := range ordered[at].Lags {
+					t.lags = append(t.lags, lagRef{lag: l.Lag, replica: l.Replica, at: int32(at)})
 				}
 			}
-			slices.SortStableFunc(t.lags[from:], func(x, y lagRef) int { return strings.Compare(x.replica, y.replica) })
+			slices.SortStableFunc(t.lags[from:], func(x, y lagRef) int {
+				return strings.Compare(t.ids.get(x.replica), t.ids.get(y.replica))
+			})
 			start = end
 		}
 		t.lagLabels.grow(len(t.lags), 44)
 		for _, l := range t.lags {
-			t.lagLabels.add("partition", l.p.partitionID, "replica", l.replica, "topic", l.p.topic)
+			p := &ordered[l.at]
+			t.lagLabels.add("partition", p.id, "replica", t.ids.get(l.replica), "topic", p.Topic)
 		}
 	} else {
-		for i := range s.topics {
-			t.labels.add("topic", s.topics[i].name)
-			t.rollup = append(t.rollup, rollupOf(&s.topics[i]))
+		for i := range s.Topics {
+			t.labels.add("topic", s.Topics[i].Name)
+			t.rollup = append(t.rollup, rollupOf(&s.Topics[i]))
 		}
 	}
 }
 
-func rollupOf(t *topicSample) topicRollup {
-	r := topicRollup{minISRKnown: t.minISRConfig > 0}
-	for i := range t.partitions {
-		p := &t.partitions[i]
-		r.replicas += p.replicas
-		r.isr += p.isr
-		r.under += b2i(p.underReplicated())
-		r.underMin += b2i(p.underMinISR())
-		r.atMin += b2i(p.atMinISR())
-		r.stalled += b2i(p.stalled)
-		if p.hwKnown {
-			r.hw += p.hw
+func rollupOf(t *admin.Topic) topicRollup {
+	r := topicRollup{minISRKnown: t.MinISRConfig > 0}
+	for i := range t.Partitions {
+		p := &t.Partitions[i]
+		r.replicas += p.Replicas
+		r.isr += p.ISR
+		r.under += b2i(p.UnderReplicated())
+		r.underMin += b2i(p.UnderMinISR())
+		r.atMin += b2i(p.AtMinISR())
+		r.stalled += b2i(p.Stalled)
+		if p.HWKnown {
+			r.hw += p.HW
 		}
-		if p.leoKnown {
-			r.leo += p.leo
+		if p.LEOKnown {
+			r.leo += p.LEO
 		}
-		r.regressions += p.regressions
-		if p.minISR > 0 && (!r.haveHeadroom || p.isr-p.minISR < r.headroom) {
-			r.headroom, r.haveHeadroom = p.isr-p.minISR, true
+		r.regressions += p.Regressions
+		if p.MinISR > 0 && (!r.haveHeadroom || p.ISR-p.MinISR < r.headroom) {
+			r.headroom, r.haveHeadroom = p.ISR-p.MinISR, true
 		}
 	}
 	return r
@@ -283,4 +291,25 @@ func (t *adminText) renderRollup(w *textWriter, f *textFamily, fi int) {
 			w.sampleUint(f, lbl, r.regressions)
 		}
 	}
+}
+
+// idStrings formats partition and broker ids as label values once rather
+// than per series; ids are small and dense (below a topic's partition
+// count), so a slice indexed by id holds them.
+type idStrings []string
+
+// maxCachedID bounds the slice; a larger id is formatted on each call.
+const maxCachedID = 1 << 16
+
+func (c *idStrings) get(id int32) string {
+	if id >= 0 && int(id) < len(*c) {
+		return (*c)[id]
+	}
+	if id < 0 || id >= maxCachedID {
+		return strconv.FormatInt(int64(id), 10)
+	}
+	for n := len(*c); n <= int(id); n++ {
+		*c = append(*c, strconv.Itoa(n))
+	}
+	return (*c)[id]
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -153,90 +152,6 @@ func TestLogCollectorDirectText(t *testing.T) {
 	}
 }
 
-// adminState is a refreshed snapshot with the awkward cases: partition and
-// replica ids that sort differently as strings, a topic without
-// min.insync.replicas, offline partitions, missing HW and LEO answers,
-// followers without a LEO answer, HWs past 1e6, stalls and regressions.
-func adminState(t testing.TB, partitionLabels bool) *Admin {
-	a, _ := newTestAdmin(t, []string{"127.0.0.1:1"}, -1, ScopeCluster, nil, func(c *AdminConfig) { c.PartitionLabels = partitionLabels })
-	const brokers = 12
-	md := &sarama.MetadataResponse{Version: 11}
-	for id := range int32(brokers) {
-		md.AddBroker(fmt.Sprintf("broker-%d:9092", id), id)
-	}
-	got := fetched{
-		hw:     make(map[partitionKey]offsetAnswer),
-		leo:    make(map[int32]map[partitionKey]offsetAnswer),
-		minISR: map[string]int{"orders": 2, "we\"ird": 3},
-	}
-	for id := range int32(brokers) {
-		got.leo[id] = make(map[partitionKey]offsetAnswer)
-	}
-	n := 0
-	for ti, topic := range []string{"orders", "audit", "we\"ird", "a.b_c-d"} {
-		tm := &sarama.TopicMetadata{Version: 11, Name: topic, Uuid: sarama.Uuid{byte(ti + 1)}}
-		for p := range int32(13) {
-			n++
-			leader := (p*5 + int32(ti)) % brokers
-			replicas := []int32{leader, (leader + 3) % brokers, (leader + 7) % brokers}
-			isr := replicas[:3-n%3]
-			if n%11 == 0 {
-				leader = -1
-			}
-			tm.Partitions = append(tm.Partitions, &sarama.PartitionMetadata{
-				Version: 11, ID: p, Leader: leader, LeaderEpoch: int32(n % 6), Replicas: replicas, Isr: isr,
-			})
-			k := partitionKey{topic, p}
-			if n%4 != 0 {
-				got.hw[k] = offsetAnswer{offset: int64(n) * 100_003, leaderEpoch: int32(n % 6)}
-			}
-			if leader >= 0 && n%5 != 0 {
-				for j, r := range replicas {
-					if j == 2 && n%2 == 0 {
-						continue
-					}
-					got.leo[r][k] = offsetAnswer{offset: int64(n)*100_003 + int64(7-j*3)}
-				}
-			}
-		}
-		md.Topics = append(md.Topics, tm)
-	}
-	a.brokers = brokerAddrs(md)
-	a.minISR = got.minISR
-	snap := a.build(a.plan(md), got, testEpoch)
-	snap.up, snap.lastSuccess, snap.duration = true, testEpoch, 1234*time.Millisecond
-	for i, p := range snap.ordered {
-		p.regressions = uint64(i % 3)
-		p.stalled = i%4 == 1
-		if i%6 == 0 {
-			p.lastAdvance = time.Time{}
-		}
-	}
-	a.snap.Store(snap)
-	return a
-}
-
-func TestAdminDirectText(t *testing.T) {
-	for _, labels := range []bool{true, false} {
-		t.Run(fmt.Sprintf("partition-labels=%v", labels), func(t *testing.T) {
-			a := adminState(t, labels)
-			if n := exportedPartitions(a); n != 4*13 {
-				t.Fatalf("want every partition exported, got %d", n)
-			}
-			want := registryText(t, a)
-			got := directText(t, []prometheus.Collector{a.SmallFamilies()}, a)
-			sameText(t, want, got)
-			if labels && !strings.Contains(got, `kafka_replication_partition_replica_lag{partition="1",replica="10",topic="we\"ird"}`) {
-				t.Error("want replica lag series")
-			}
-		})
-		t.Run(fmt.Sprintf("empty/partition-labels=%v", labels), func(t *testing.T) {
-			a, _ := newTestAdmin(t, []string{"127.0.0.1:1"}, -1, ScopeCluster, nil, func(c *AdminConfig) { c.PartitionLabels = labels })
-			sameText(t, registryText(t, a), directText(t, []prometheus.Collector{a.SmallFamilies()}, a))
-		})
-	}
-}
-
 // The sidecar's combination: log and admin state, the leader gauges off, the
 // log's small families and the admin's in one registry beside others.
 func TestDirectTextCombined(t *testing.T) {
@@ -342,13 +257,14 @@ func TestWriteTextConcurrent(t *testing.T) {
 	s := logState(t, 50)
 	c := NewLogCollector(s, LogMetricsOptions{PartitionLabels: true})
 	a := adminState(t, true)
-	snap := a.snap.Load()
+	src := a.src.(*snapshotSource)
+	snap := src.Snapshot()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for i := range 200 {
 			applyLines(t, s, line(isrUpd, "1", "orders-"+fmt.Sprint(i%20), "1,2,3", fmt.Sprint(i+10)))
-			a.snap.Store(snap)
+			src.set(snap)
 		}
 	}()
 	errs := make(chan error, 4)

@@ -364,7 +364,7 @@ func (p *logPartition) setRole(leader bool, t int64) bool {
 	return true
 }
 
-// LogPartitionState implements LogOverlay: the ISR size and leader epoch this
+// LogPartitionState implements admin.LogView: the ISR size and leader epoch this
 // broker's log last showed for a partition it leads.
 func (s *Store) LogPartitionState(topic string, partition int32) (isrSize int, isrAt time.Time, leaderEpoch int64, epochAt time.Time, ok bool) {
 	s.mu.Lock()

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 )
 
 const (
@@ -152,7 +153,6 @@ func describeAll(t *testing.T) []*prometheus.Desc {
 	if err := s.admin.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	s.admin.PartitionLabels = true
 	store := collector.NewStore(nil)
 	ch := make(chan *prometheus.Desc)
 	go func() {
@@ -161,7 +161,7 @@ func describeAll(t *testing.T) []*prometheus.Desc {
 			collector.NewLogCollector(store, collector.LogMetricsOptions{PartitionLabels: true, LeaderGauges: true}),
 			collector.NewLogCollector(store, collector.LogMetricsOptions{PartitionLabels: true}),
 			collector.NewFilesCollector(nil),
-			collector.NewAdmin(s.admin, slog.New(slog.DiscardHandler), store),
+			collector.NewAdminCollector(admin.New(s.admin, admin.Options{LogView: store, Logger: slog.New(slog.DiscardHandler)}), true),
 		} {
 			c.Describe(ch)
 		}

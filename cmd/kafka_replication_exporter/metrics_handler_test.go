@@ -56,7 +56,7 @@ func TestMetricsHandlerMatchesPromhttp(t *testing.T) {
 				versioncollector.NewCollector(programName),
 				collector.NewLogCollector(sc.store, collector.LogMetricsOptions{PartitionLabels: *s.partitionLabels}),
 				collector.NewFilesCollector(sc.files),
-				sc.admin,
+				collector.NewAdminCollector(sc.admin, *s.partitionLabels),
 			)
 			want, _ := scrape(t, promhttp.HandlerFor(old, promhttp.HandlerOpts{}), "/metrics", "")
 			if !strings.Contains(want, "kafka_replication_partition_replicas{") || !strings.Contains(want, "kafka_replication_partition_isr_shrinks_total{") {

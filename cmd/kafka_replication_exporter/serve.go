@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
 )
 
@@ -69,7 +70,7 @@ type serveCommand struct {
 	topicExclude    *string
 	partitionLabels *bool
 
-	admin *collector.AdminConfig
+	admin *admin.Config
 }
 
 func newServeCommand(app *kingpin.Application) *serveCommand {
@@ -90,7 +91,7 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 	s.topicExclude = cmd.Flag("collector.topic-exclude", "Regular expression of topics not to export.").Default("").String()
 	s.partitionLabels = cmd.Flag("collector.partition-labels", "Export per-partition series; --no-collector.partition-labels rolls them up per topic (for very many partitions).").Default("true").Bool()
 
-	s.admin = collector.AddAdminFlags(cmd)
+	s.admin = admin.AddFlags(cmd)
 	return s
 }
 
@@ -217,7 +218,7 @@ type sidecar struct {
 	logger    *slog.Logger
 	store     *collector.Store
 	files     []*collector.LogFile
-	admin     *collector.Admin
+	admin     *admin.Poller
 	positions *tail.PositionStore
 	registry  *prometheus.Registry
 	// direct are the collectors whose per-partition families the metrics
@@ -256,15 +257,18 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 	)
 	sc.direct = append(sc.direct, logc)
 	if adminMode {
-		s.admin.TopicFilter = filter
-		s.admin.PartitionLabels = *s.partitionLabels
-		// Deleted topics: their log-derived series disappear with them.
-		s.admin.OnTopics = func(exists map[string]struct{}) {
-			sc.store.RetainTopics(func(topic string) bool { _, ok := exists[topic]; return ok })
-		}
-		sc.admin = collector.NewAdmin(s.admin, logger.With("component", "admin"), sc.store)
-		sc.registry.MustRegister(sc.admin.SmallFamilies())
-		sc.direct = append(sc.direct, sc.admin)
+		sc.admin = admin.New(s.admin, admin.Options{
+			TopicFilter: filter,
+			// Deleted topics: their log-derived series disappear with them.
+			OnTopics: func(exists map[string]struct{}) {
+				sc.store.RetainTopics(func(topic string) bool { _, ok := exists[topic]; return ok })
+			},
+			LogView: sc.store,
+			Logger:  logger.With("component", "admin"),
+		})
+		adminc := collector.NewAdminCollector(sc.admin, *s.partitionLabels)
+		sc.registry.MustRegister(adminc.SmallFamilies())
+		sc.direct = append(sc.direct, adminc)
 	}
 	if !*s.noExporterMet {
 		sc.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -1,4 +1,4 @@
-package collector
+package admin
 
 import (
 	"errors"
@@ -61,49 +61,17 @@ type refreshPlan struct {
 	configTopics []string
 }
 
-// fetched is what the per-broker requests returned, by plan index: no map
-// keyed by partition (at 100k partitions those maps were ~25 MB of each
-// refresh's garbage).
+// fetched is what the per-broker requests returned, by plan index rather
+// than in maps keyed by partition, which made most of a large refresh's garbage.
 type fetched struct {
 	hwAt   []offsetAnswer // by plan.parts index
 	leoAt  []offsetAnswer // by LEO slot (plannedPartition.leoSlot)
 	minISR map[string]int // nil when DescribeConfigs failed
-
-	// Answers by key, for tests and benchmarks that hand build canned
-	// answers: build indexes them when hwAt is nil.
-	hw  map[partitionKey]offsetAnswer
-	leo map[int32]map[partitionKey]offsetAnswer // by answering broker
-}
-
-// indexed returns got with its answers by plan index.
-func (got fetched) indexed(p *refreshPlan) fetched {
-	if got.hwAt != nil {
-		return got
-	}
-	got.hwAt = make([]offsetAnswer, len(p.parts))
-	got.leoAt = make([]offsetAnswer, p.leoSlots)
-	for i := range p.parts {
-		pp := &p.parts[i]
-		if ans, ok := got.hw[pp.key]; ok {
-			ans.ok = true
-			got.hwAt[i] = ans
-		}
-		if pp.leoBase < 0 {
-			continue
-		}
-		for j, r := range pp.replicas {
-			if ans, ok := got.leo[r][pp.key]; ok {
-				ans.ok = true
-				got.leoAt[int(pp.leoBase)+j] = ans
-			}
-		}
-	}
-	return got
 }
 
 // refresh runs one poll cycle and publishes a new snapshot. It is only ever
 // called from one goroutine at a time.
-func (a *Admin) refresh() {
+func (a *Poller) refresh() {
 	started := time.Now()
 	defer a.ready.Store(true)
 	a.gen++
@@ -119,14 +87,14 @@ func (a *Admin) refresh() {
 		return
 	}
 	mdAt := a.now()
-	if a.cfg.OnTopics != nil {
+	if a.opts.OnTopics != nil {
 		exists := make(map[string]struct{}, len(md.Topics))
 		for _, t := range md.Topics {
 			if t.Err == sarama.ErrNoError {
 				exists[t.Name] = struct{}{}
 			}
 		}
-		a.cfg.OnTopics(exists)
+		a.opts.OnTopics(exists)
 	}
 	a.brokers = make(map[int32]string, len(md.Brokers))
 	for _, b := range md.Brokers {
@@ -143,27 +111,33 @@ func (a *Admin) refresh() {
 	}
 	snap := a.build(plan, got, mdAt)
 	a.tracker.forget(a.gen)
-	snap.up = true
-	snap.lastSuccess = mdAt
-	snap.duration = time.Since(started)
-	snap.counts = a.counts
+	snap.Up = true
+	snap.LastSuccess = mdAt
+	snap.Duration = time.Since(started)
+	a.publishCounts(snap)
 	a.snap.Store(snap)
 }
 
 // publishFailure keeps the last partition series (stale values beat a
 // vanished series; up=0 and the refresh timestamp say how stale) and
 // reports the failure.
-func (a *Admin) publishFailure(started time.Time) {
+func (a *Poller) publishFailure(started time.Time) {
 	next := *a.snap.Load()
-	next.up = false
-	next.duration = time.Since(started)
-	next.counts = a.counts
+	next.Up = false
+	next.Duration = time.Since(started)
+	a.publishCounts(&next)
 	a.snap.Store(&next)
+}
+
+// publishCounts copies the poller's counters into a snapshot about to be published.
+func (a *Poller) publishCounts(s *Snapshot) {
+	s.RequestErrors = a.counts.requestErrors
+	s.Disagreements = a.counts.disagreements
 }
 
 // fetchMetadata asks this sidecar's own broker first (its metadata image is
 // what its logs describe), then each bootstrap server.
-func (a *Admin) fetchMetadata() (*sarama.MetadataResponse, string, error) {
+func (a *Poller) fetchMetadata() (*sarama.MetadataResponse, string, error) {
 	var candidates []string
 	if addr, ok := a.brokers[a.brokerID]; ok && a.brokerID >= 0 {
 		candidates = append(candidates, addr)
@@ -179,7 +153,7 @@ func (a *Admin) fetchMetadata() (*sarama.MetadataResponse, string, error) {
 		if err == nil {
 			return md, addr, nil
 		}
-		a.counts.requestErrors[reqMetadata]++
+		a.counts.requestErrors[RequestMetadata]++
 		errs = append(errs, err)
 	}
 	return nil, "", errors.Join(errs...)
@@ -187,7 +161,7 @@ func (a *Admin) fetchMetadata() (*sarama.MetadataResponse, string, error) {
 
 // detectBrokerID finds this sidecar's broker by matching a --kafka.server
 // address to the advertised broker addresses.
-func (a *Admin) detectBrokerID() {
+func (a *Poller) detectBrokerID() {
 	if a.cfg.BrokerID >= 0 {
 		return
 	}
@@ -210,7 +184,7 @@ func (a *Admin) detectBrokerID() {
 
 // plan applies the topic filter and the scope, and groups the offset
 // requests by broker.
-func (a *Admin) plan(md *sarama.MetadataResponse) refreshPlan {
+func (a *Poller) plan(md *sarama.MetadataResponse) refreshPlan {
 	total := 0
 	for _, t := range md.Topics {
 		if t != nil {
@@ -241,7 +215,7 @@ func (a *Admin) plan(md *sarama.MetadataResponse) refreshPlan {
 		if t == nil || t.Err != sarama.ErrNoError && len(t.Partitions) == 0 {
 			continue
 		}
-		if a.cfg.TopicFilter != nil && !a.cfg.TopicFilter(t.Name) {
+		if a.opts.TopicFilter != nil && !a.opts.TopicFilter(t.Name) {
 			continue
 		}
 		exportedTopic := false
@@ -305,7 +279,7 @@ func (a *Admin) plan(md *sarama.MetadataResponse) refreshPlan {
 // more than one decoded response per broker is live at a time; the brokers
 // write disjoint elements (a partition's HW comes from its leader only, and
 // each replica has its own LEO slot), so no lock guards them.
-func (a *Admin) fetch(p *refreshPlan, configAddr string) fetched {
+func (a *Poller) fetch(p *refreshPlan, configAddr string) fetched {
 	got := fetched{
 		hwAt:  make([]offsetAnswer, len(p.parts)),
 		leoAt: make([]offsetAnswer, p.leoSlots),
@@ -314,11 +288,11 @@ func (a *Admin) fetch(p *refreshPlan, configAddr string) fetched {
 		mu sync.Mutex
 		wg sync.WaitGroup
 	)
-	fail := func(kind requestKind, broker int32, err error) {
+	fail := func(kind Request, broker int32, err error) {
 		mu.Lock()
 		a.counts.requestErrors[kind]++
 		mu.Unlock()
-		a.logger.Debug("Kafka admin request failed", "request", requestNames[kind], "broker", broker, "err", err)
+		a.logger.Debug("Kafka admin request failed", "request", kind.String(), "broker", broker, "err", err)
 	}
 	ids := make(map[int32]struct{})
 	for id := range p.hwByBroker {
@@ -337,7 +311,7 @@ func (a *Admin) fetch(p *refreshPlan, configAddr string) fetched {
 				if err != nil {
 					// Likely a dead broker: do not spend a second
 					// timeout on its LEO request.
-					fail(reqListOffsets, id, err)
+					fail(RequestListOffsets, id, err)
 					return
 				}
 			}
@@ -348,7 +322,7 @@ func (a *Admin) fetch(p *refreshPlan, configAddr string) fetched {
 					}
 				})
 				if err != nil {
-					fail(reqListOffsetsLEO, id, err)
+					fail(RequestListOffsetsLEO, id, err)
 					return
 				}
 			}
@@ -358,7 +332,7 @@ func (a *Admin) fetch(p *refreshPlan, configAddr string) fetched {
 		wg.Go(func() {
 			m, err := a.pool.describeMinISR(configAddr, p.configTopics)
 			if err != nil {
-				fail(reqDescribeConfigs, -1, err)
+				fail(RequestDescribeConfigs, -1, err)
 				return
 			}
 			mu.Lock()

@@ -1,4 +1,4 @@
-package collector
+package admin
 
 import (
 	"os"
@@ -10,12 +10,19 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 )
 
-func parseAdminFlags(t *testing.T, env map[string]string, args ...string) (*AdminConfig, error) {
+// parseAdminFlags parses args with the SASL password variable set to
+// env[saslPasswordEnv] or, when env has no such key, unset.
+func parseAdminFlags(t *testing.T, env map[string]string, args ...string) (*Config, error) {
 	t.Helper()
+	t.Setenv(saslPasswordEnv, "") // restored when the test ends
+	if v, ok := env[saslPasswordEnv]; ok {
+		t.Setenv(saslPasswordEnv, v)
+	} else {
+		os.Unsetenv(saslPasswordEnv)
+	}
 	app := kingpin.New("test", "")
 	cmd := app.Command("serve", "").Default()
-	cfg := AddAdminFlags(cmd)
-	cfg.lookupEnv = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cfg := AddFlags(cmd)
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
 	}
@@ -32,8 +39,12 @@ func TestAdminFlagDefaults(t *testing.T) {
 		cfg.StallThreshold != 2*time.Minute || cfg.PartitionLogLevel != "" {
 		t.Errorf("unexpected defaults: %+v", cfg)
 	}
-	if cfg.sarama.Net.ReadTimeout != 10*time.Second || cfg.sarama.Net.DialTimeout != 10*time.Second {
-		t.Errorf("want request timeout applied to sarama, got dial %v read %v", cfg.sarama.Net.DialTimeout, cfg.sarama.Net.ReadTimeout)
+	sc, err := cfg.saramaConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Net.ReadTimeout != 10*time.Second || sc.Net.DialTimeout != 10*time.Second {
+		t.Errorf("want request timeout applied to sarama, got dial %v read %v", sc.Net.DialTimeout, sc.Net.ReadTimeout)
 	}
 }
 

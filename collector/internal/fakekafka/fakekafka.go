@@ -1,9 +1,9 @@
-package collector
+// Package fakekafka is an in-process Kafka (kfake) with the hooks the admin
+// poller's tests need. Only tests import it.
+package fakekafka
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -15,12 +15,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// fakeKafka is a kfake cluster with the hooks the admin tests need: request
+// debugReplicaID is Kafka's DEBUGGING_REPLICA_ID: ListOffsets with it asks
+// a replica for its own log end offset.
+const debugReplicaID = -2
+
+// Key names a partition.
+type Key struct {
+	Topic     string
+	Partition int32
+}
+
+// Kafka is a kfake cluster with the hooks the admin tests need: request
 // counting, a Metadata rewrite (kfake always reports ISR == replicas) and a
 // table of HW/LEO answers (kfake has no replication, so HW == LEO).
-type fakeKafka struct {
-	t *testing.T
-	c *kfake.Cluster
+type Kafka struct {
+	t testing.TB
+	C *kfake.Cluster
 
 	mu       sync.Mutex
 	requests map[kmsg.Key]int
@@ -28,30 +38,32 @@ type fakeKafka struct {
 	mdBase    *kmsg.MetadataResponse
 	mdRewrite func(topic string, p *kmsg.MetadataResponseTopicPartition)
 	// offsets, when set, answers every ListOffsets LATEST.
-	offsets map[partitionKey]*fakeOffsets
+	offsets map[Key]*Offsets
 }
 
-// fakeOffsets is one partition's answers: hw to consumers, leo to replica
-// id -2 unless the asked broker has its own entry in replicaLEO.
-type fakeOffsets struct {
-	hw, leo    int64
-	replicaLEO map[int32]int64
+// Offsets is one partition's answers: HW to consumers, LEO to replica id -2
+// unless the asked broker has its own entry in ReplicaLEO.
+type Offsets struct {
+	HW, LEO    int64
+	ReplicaLEO map[int32]int64
 }
 
-func newFakeKafka(t *testing.T, opts ...kfake.Opt) *fakeKafka {
+// New starts a 3-broker cluster (unless opts say otherwise), closed when the
+// test ends.
+func New(t testing.TB, opts ...kfake.Opt) *Kafka {
 	t.Helper()
 	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(3)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	f := &fakeKafka{t: t, c: c, requests: make(map[kmsg.Key]int)}
+	f := &Kafka{t: t, C: c, requests: make(map[kmsg.Key]int)}
 	f.install()
 	return f
 }
 
-func (f *fakeKafka) install() {
-	c := f.c
+func (f *Kafka) install() {
+	c := f.C
 	// Counting runs first and never handles, so every request is seen.
 	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
 		f.mu.Lock()
@@ -100,17 +112,17 @@ func (f *fakeKafka) install() {
 				sp := kmsg.NewListOffsetsResponseTopicPartition()
 				sp.Partition = rp.Partition
 				sp.LeaderEpoch = -1
-				o := f.offsets[partitionKey{rt.Topic, rp.Partition}]
+				o := f.offsets[Key{rt.Topic, rp.Partition}]
 				switch {
 				case o == nil:
 					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				case req.ReplicaID == debugReplicaID:
-					sp.Offset = o.leo
-					if v, ok := o.replicaLEO[node]; ok {
+					sp.Offset = o.LEO
+					if v, ok := o.ReplicaLEO[node]; ok {
 						sp.Offset = v
 					}
 				default:
-					sp.Offset = o.hw
+					sp.Offset = o.HW
 				}
 				st.Partitions = append(st.Partitions, sp)
 			}
@@ -120,11 +132,11 @@ func (f *fakeKafka) install() {
 	})
 }
 
-// rewriteMetadata freezes the current real Metadata and from now on answers
+// RewriteMetadata freezes the current real Metadata and from now on answers
 // with rewrite applied to every partition.
-func (f *fakeKafka) rewriteMetadata(rewrite func(topic string, p *kmsg.MetadataResponseTopicPartition)) {
+func (f *Kafka) RewriteMetadata(rewrite func(topic string, p *kmsg.MetadataResponseTopicPartition)) {
 	f.t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(f.c.ListenAddrs()...))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(f.C.ListenAddrs()...))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -144,17 +156,19 @@ func (f *fakeKafka) rewriteMetadata(rewrite func(topic string, p *kmsg.MetadataR
 	f.mu.Unlock()
 }
 
-func (f *fakeKafka) setOffsets(k partitionKey, o fakeOffsets) {
+// SetOffsets makes every ListOffsets LATEST answer from the table; a
+// partition not in it answers UNKNOWN_TOPIC_OR_PARTITION.
+func (f *Kafka) SetOffsets(k Key, o Offsets) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.offsets == nil {
-		f.offsets = make(map[partitionKey]*fakeOffsets)
+		f.offsets = make(map[Key]*Offsets)
 	}
 	f.offsets[k] = &o
 }
 
-// requestCounts returns and resets the request counters.
-func (f *fakeKafka) requestCounts() map[kmsg.Key]int {
+// RequestCounts returns and resets the request counters.
+func (f *Kafka) RequestCounts() map[kmsg.Key]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := f.requests
@@ -162,51 +176,16 @@ func (f *fakeKafka) requestCounts() map[kmsg.Key]int {
 	return out
 }
 
-// createTopic creates a topic and places partition p's leader on
+// CreateTopic creates a topic and places partition p's leader on
 // leaders[p], so leader ids (and the leader epoch, 1) are deterministic.
-func (f *fakeKafka) createTopic(name string, configs map[string]string, leaders ...int32) {
+func (f *Kafka) CreateTopic(name string, configs map[string]string, leaders ...int32) {
 	f.t.Helper()
-	if err := f.c.CreateTopic(name, int32(len(leaders)), configs); err != nil {
+	if err := f.C.CreateTopic(name, int32(len(leaders)), configs); err != nil {
 		f.t.Fatal(err)
 	}
 	for p, l := range leaders {
-		if err := f.c.MoveTopicPartition(name, int32(p), l); err != nil {
+		if err := f.C.MoveTopicPartition(name, int32(p), l); err != nil {
 			f.t.Fatal(err)
 		}
 	}
-}
-
-// fakeClock is the admin's injected clock.
-type fakeClock struct{ now time.Time }
-
-func (c *fakeClock) Now() time.Time          { return c.now }
-func (c *fakeClock) Advance(d time.Duration) { c.now = c.now.Add(d) }
-
-var testEpoch = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-
-// newTestAdmin returns an Admin pointed at servers, refreshed only by the
-// test (no Run goroutine), with a fake clock.
-func newTestAdmin(t testing.TB, servers []string, brokerID int32, scope string, overlay LogOverlay, tweak func(*AdminConfig)) (*Admin, *fakeClock) {
-	t.Helper()
-	cfg := &AdminConfig{
-		Servers:         servers,
-		Version:         "3.9.0",
-		BrokerID:        brokerID,
-		Scope:           scope,
-		RefreshInterval: 15 * time.Second,
-		RequestTimeout:  2 * time.Second,
-		StallThreshold:  2 * time.Minute,
-		PartitionLabels: true,
-	}
-	if tweak != nil {
-		tweak(cfg)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	a := NewAdmin(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), overlay)
-	clock := &fakeClock{now: testEpoch}
-	a.now = clock.Now
-	t.Cleanup(a.pool.close)
-	return a, clock
 }

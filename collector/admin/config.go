@@ -1,4 +1,4 @@
-package collector
+package admin
 
 import (
 	"crypto/tls"
@@ -26,8 +26,9 @@ const (
 // is given. There is deliberately no flag: argv is visible in ps and /proc.
 const saslPasswordEnv = "KAFKA_REPLICATION_EXPORTER_SASL_PASSWORD"
 
-// AdminConfig is the admin-API half of the sidecar's configuration.
-type AdminConfig struct {
+// Config is the admin-API half of the sidecar's flags. It holds only what
+// the user set; how the poller is wired into the sidecar is Options.
+type Config struct {
 	Servers         []string // bootstrap host:port; none = log-only mode
 	Version         string   // Kafka version sarama picks request versions for
 	BrokerID        int32    // this sidecar's broker; -1 = match Servers against the broker list
@@ -52,24 +53,11 @@ type AdminConfig struct {
 	// lifetime so the log half sees HW lines. Empty = every admin call is
 	// read-only.
 	PartitionLogLevel string
-
-	// Set by the caller before NewAdmin.
-	TopicFilter     func(topic string) bool // nil = every topic
-	PartitionLabels bool                    // false = per-topic rollups without the partition label
-	// OnTopics, when set, is called after every successful metadata refresh
-	// with the names of all topics that exist, so that the log-derived state
-	// of deleted topics (and with it their series) can be dropped.
-	OnTopics func(exists map[string]struct{})
-
-	// lookupEnv is os.LookupEnv; tests replace it.
-	lookupEnv func(string) (string, bool)
-	// sarama is built by Validate.
-	sarama *sarama.Config
 }
 
-// AddAdminFlags registers the admin-API flags on cmd.
-func AddAdminFlags(cmd *kingpin.CmdClause) *AdminConfig {
-	c := &AdminConfig{lookupEnv: os.LookupEnv}
+// AddFlags registers the admin-API flags on cmd.
+func AddFlags(cmd *kingpin.CmdClause) *Config {
+	c := &Config{}
 	cmd.Flag("kafka.server", "Kafka bootstrap address host:port (repeatable). None: log-only mode, no admin API calls.").
 		StringsVar(&c.Servers)
 	cmd.Flag("kafka.version", "Kafka version used to choose request versions (a floor is safe; sarama clamps to what the broker advertises).").
@@ -102,21 +90,19 @@ func AddAdminFlags(cmd *kingpin.CmdClause) *AdminConfig {
 	return c
 }
 
-// Validate checks cross-flag constraints and prepares the Kafka client
-// configuration. Log-only mode (no --kafka.server) is always valid.
-func (c *AdminConfig) Validate() error {
+// Validate checks cross-flag constraints and that the TLS and SASL files can
+// be read, so that a mistake stops the sidecar at start-up. Log-only mode (no
+// --kafka.server) is always valid.
+func (c *Config) Validate() error {
 	if len(c.Servers) == 0 {
 		return nil
 	}
-	sc, err := c.buildSarama()
-	if err != nil {
-		return err
-	}
-	c.sarama = sc
-	return nil
+	_, err := c.saramaConfig()
+	return err
 }
 
-func (c *AdminConfig) buildSarama() (*sarama.Config, error) {
+// saramaConfig builds the Kafka client configuration the flags describe.
+func (c *Config) saramaConfig() (*sarama.Config, error) {
 	for _, s := range c.Servers {
 		if !strings.Contains(s, ":") {
 			return nil, fmt.Errorf("--kafka.server %q: want host:port", s)
@@ -163,7 +149,7 @@ func (c *AdminConfig) buildSarama() (*sarama.Config, error) {
 	return sc, nil
 }
 
-func (c *AdminConfig) configureTLS(sc *sarama.Config) error {
+func (c *Config) configureTLS(sc *sarama.Config) error {
 	if !c.TLSEnabled {
 		if c.TLSCAFile != "" || c.TLSCertFile != "" || c.TLSKeyFile != "" || c.TLSServerName != "" || c.TLSInsecureSkipVerify {
 			return errors.New("--kafka.tls.* options need --kafka.tls.enabled")
@@ -201,7 +187,7 @@ func (c *AdminConfig) configureTLS(sc *sarama.Config) error {
 	return nil
 }
 
-func (c *AdminConfig) configureSASL(sc *sarama.Config) error {
+func (c *Config) configureSASL(sc *sarama.Config) error {
 	if c.SASLMechanism == "" {
 		if c.SASLUsername != "" || c.SASLPasswordFile != "" {
 			return errors.New("--kafka.sasl.username/--kafka.sasl.password-file need --kafka.sasl.mechanism")
@@ -236,12 +222,8 @@ func (c *AdminConfig) configureSASL(sc *sarama.Config) error {
 
 // saslPassword reads the password file, else the environment. Both set is an
 // error: which one wins would be a guess.
-func (c *AdminConfig) saslPassword() (string, error) {
-	lookup := c.lookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
-	env, envSet := lookup(saslPasswordEnv)
+func (c *Config) saslPassword() (string, error) {
+	env, envSet := os.LookupEnv(saslPasswordEnv)
 	switch {
 	case c.SASLPasswordFile != "" && envSet:
 		return "", fmt.Errorf("both --kafka.sasl.password-file and $%s are set; use one", saslPasswordEnv)

@@ -1,30 +1,26 @@
-package collector
+package admin
 
 import (
 	"log/slog"
 	"time"
 )
 
-// LogOverlay is the log-derived view of a partition, implemented by the lead's Store.
-type LogOverlay interface {
+// LogView is this broker's log-derived state of its partitions, which the
+// poller joins with Metadata. It is an interface so that the poller does not
+// depend on how the log half keeps its state.
+type LogView interface {
 	// LogPartitionState returns the ISR size and leader epoch last seen in this broker's own logs, with the wall
 	// time each was read; ok is false when the logs said nothing about the partition.
 	LogPartitionState(topic string, partition int32) (isrSize int, isrAt time.Time, leaderEpoch int64, epochAt time.Time, ok bool)
 }
-
-// Fields the two sources can disagree on (the `field` label).
-const (
-	fieldISR         = "isr"
-	fieldLeaderEpoch = "leader_epoch"
-)
 
 // sourceJoin merges the admin view of a partition with the log view: for the
 // ISR size and the leader epoch the fresher reading wins. The logs see an ISR
 // change the moment this broker applies it; Metadata lags by up to one
 // refresh, but covers partitions whose logs say nothing.
 type sourceJoin struct {
-	overlay LogOverlay
-	logger  *slog.Logger
+	view   LogView
+	logger *slog.Logger
 	// open holds disagreements already counted, so one conflict that
 	// persists across refreshes (an old log reading nobody updated) is
 	// counted once rather than once per refresh.
@@ -33,7 +29,7 @@ type sourceJoin struct {
 
 type conflictKey struct {
 	partitionKey
-	field string
+	field Field
 }
 
 type conflict struct {
@@ -41,27 +37,27 @@ type conflict struct {
 	logAt      time.Time
 }
 
-func newSourceJoin(overlay LogOverlay, logger *slog.Logger) *sourceJoin {
-	return &sourceJoin{overlay: overlay, logger: logger, open: make(map[conflictKey]conflict)}
+func newSourceJoin(view LogView, logger *slog.Logger) *sourceJoin {
+	return &sourceJoin{view: view, logger: logger, open: make(map[conflictKey]conflict)}
 }
 
 // join returns the ISR size and leader epoch to export for a partition whose
-// Metadata was read at adminAt, and calls count(field) for each new
+// Metadata was read at adminAt, and calls count for each new
 // disagreement between the sources.
-func (j *sourceJoin) join(k partitionKey, adminISR int, adminEpoch int64, adminAt time.Time, count func(field string)) (int, int64) {
-	if j.overlay == nil {
+func (j *sourceJoin) join(k partitionKey, adminISR int, adminEpoch int64, adminAt time.Time, count func(Field)) (int, int64) {
+	if j.view == nil {
 		return adminISR, adminEpoch
 	}
-	logISR, isrAt, logEpoch, epochAt, ok := j.overlay.LogPartitionState(k.topic, k.partition)
+	logISR, isrAt, logEpoch, epochAt, ok := j.view.LogPartitionState(k.topic, k.partition)
 	if !ok {
 		return adminISR, adminEpoch
 	}
-	isr := j.pick(k, fieldISR, int64(adminISR), adminAt, int64(logISR), isrAt, count)
-	epoch := j.pick(k, fieldLeaderEpoch, adminEpoch, adminAt, logEpoch, epochAt, count)
+	isr := j.pick(k, FieldISR, int64(adminISR), adminAt, int64(logISR), isrAt, count)
+	epoch := j.pick(k, FieldLeaderEpoch, adminEpoch, adminAt, logEpoch, epochAt, count)
 	return int(isr), epoch
 }
 
-func (j *sourceJoin) pick(k partitionKey, field string, admin int64, adminAt time.Time, log int64, logAt time.Time, count func(string)) int64 {
+func (j *sourceJoin) pick(k partitionKey, field Field, admin int64, adminAt time.Time, log int64, logAt time.Time, count func(Field)) int64 {
 	if logAt.IsZero() {
 		return admin // the logs never said anything about this field
 	}
@@ -75,7 +71,7 @@ func (j *sourceJoin) pick(k partitionKey, field string, admin int64, adminAt tim
 		j.open[ck] = c
 		count(field)
 		j.logger.Debug("admin API and broker log disagree",
-			"topic", k.topic, "partition", k.partition, "field", field,
+			"topic", k.topic, "partition", k.partition, "field", field.String(),
 			"admin", admin, "admin_at", adminAt, "log", log, "log_at", logAt)
 	}
 	if logAt.After(adminAt) {

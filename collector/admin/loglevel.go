@@ -1,4 +1,4 @@
-package collector
+package admin
 
 // logLevelRaise raises kafka.cluster.Partition on this sidecar's broker for
 // the sidecar's lifetime (opt-in --kafka.partition-log-level): the HW lines
@@ -18,7 +18,7 @@ func newLogLevelRaise(level string) *logLevelRaise { return &logLevelRaise{level
 
 // raise is called after each refresh; it acts once, as soon as this broker
 // is known, and retries on later refreshes if Kafka refused.
-func (r *logLevelRaise) raise(a *Admin) {
+func (r *logLevelRaise) raise(a *Poller) {
 	if r.level == "" || r.raised || a.brokerID < 0 {
 		return
 	}
@@ -40,7 +40,7 @@ func (r *logLevelRaise) raise(a *Admin) {
 	}
 	level := r.level
 	if err := a.pool.alterBrokerLogger(addr, a.brokerID, partitionLogger, &level); err != nil {
-		a.counts.requestErrors[reqAlterLogLevel]++
+		a.counts.requestErrors[RequestAlterLogLevel]++
 		log := a.logger.Debug
 		if !r.warned {
 			log, r.warned = a.logger.Warn, true
@@ -56,12 +56,12 @@ func (r *logLevelRaise) raise(a *Admin) {
 }
 
 // restore puts the level back on exit.
-func (r *logLevelRaise) restore(a *Admin) {
+func (r *logLevelRaise) restore(a *Poller) {
 	if !r.raised {
 		return
 	}
 	if err := a.pool.alterBrokerLogger(r.addr, r.brokerID, partitionLogger, r.previous); err != nil {
-		a.counts.requestErrors[reqAlterLogLevel]++
+		a.counts.requestErrors[RequestAlterLogLevel]++
 		a.logger.Warn("Could not restore the broker logger level", "broker", r.brokerID, "logger", partitionLogger, "err", err)
 		return
 	}

@@ -1,0 +1,223 @@
+package admin
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Request names an admin request kind, for the request error counters.
+type Request int
+
+const (
+	RequestMetadata Request = iota
+	RequestDescribeConfigs
+	RequestListOffsets
+	RequestListOffsetsLEO
+	RequestAlterLogLevel
+	NumRequests
+)
+
+var requestNames = [NumRequests]string{
+	RequestMetadata:        "metadata",
+	RequestDescribeConfigs: "describe_configs",
+	RequestListOffsets:     "list_offsets",
+	RequestListOffsetsLEO:  "list_offsets_leo",
+	RequestAlterLogLevel:   "alter_log_level",
+}
+
+func (r Request) String() string { return requestNames[r] }
+
+// Field names a partition field the admin API and the broker's logs can
+// disagree on.
+type Field int
+
+const (
+	FieldISR Field = iota
+	FieldLeaderEpoch
+	NumFields
+)
+
+var fieldNames = [NumFields]string{FieldISR: "isr", FieldLeaderEpoch: "leader_epoch"}
+
+func (f Field) String() string { return fieldNames[f] }
+
+// counters are the poller's own counters; the refresh goroutine owns them
+// and each snapshot carries a copy.
+type counters struct {
+	requestErrors [NumRequests]uint64
+	disagreements [NumFields]uint64
+}
+
+// Snapshot is what the last refresh learnt. It is immutable once published.
+type Snapshot struct {
+	Up          bool          // the last Metadata request succeeded
+	LastSuccess time.Time     // zero until the first successful refresh
+	Duration    time.Duration // wall time of the last refresh
+	// RequestErrors counts failed requests since start, by Request.
+	RequestErrors [NumRequests]uint64
+	// Disagreements counts new disagreements between the admin API and the
+	// broker's logs since start, by Field.
+	Disagreements [NumFields]uint64
+	// Topics are the exported topics, sorted by name.
+	Topics []Topic
+}
+
+// Topic is one exported topic.
+type Topic struct {
+	Name         string
+	MinISRConfig int // configured min.insync.replicas; 0 = unknown
+	// Partitions are the exported partitions, sorted by number.
+	Partitions []Partition
+}
+
+// Partition is one exported partition.
+type Partition struct {
+	Topic       string
+	Partition   int32
+	Replicas    int
+	ISR         int   // Metadata joined with the log view: the fresher wins
+	MinISR      int   // effective: min(topic config, replicas); 0 = unknown
+	Leader      int32 // -1 = offline
+	LeaderEpoch int64 // Metadata joined with the log view
+	HW          int64
+	HWKnown     bool
+	LEO         int64 // the leader's log end offset
+	LEOKnown    bool
+	LastAdvance time.Time // when the HW last moved; zero = no HW reading yet
+	Regressions uint64    // HW decreases seen for this topic id
+	Stalled     bool
+	// Lags are the followers that answered, in replica-list order.
+	Lags []ReplicaLag
+}
+
+// ReplicaLag is how far a follower's log end offset is behind the leader's.
+type ReplicaLag struct {
+	Replica int32 // broker id
+	Lag     int64 // offsets, never negative
+}
+
+// UnderReplicated reports an ISR smaller than the replica set.
+func (p *Partition) UnderReplicated() bool { return p.ISR < p.Replicas }
+
+// UnderMinISR reports an ISR below the effective min.insync.replicas.
+func (p *Partition) UnderMinISR() bool { return p.MinISR > 0 && p.ISR < p.MinISR }
+
+// AtMinISR reports an ISR exactly at the effective min.insync.replicas while
+// the replication factor is larger: one more loss blocks acks=all.
+func (p *Partition) AtMinISR() bool {
+	return p.MinISR > 0 && p.ISR == p.MinISR && p.Replicas > p.MinISR
+}
+
+// build turns one refresh's answers into a snapshot, feeding the HW tracker
+// for every partition (exported or not) along the way.
+func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
+	now := a.now()
+	count := func(f Field) { a.counts.disagreements[f]++ }
+
+	// The partitions and lags are two allocations, sized from the plan, that
+	// the topics' slices share, rather than one growing slice per topic.
+	snap := &Snapshot{}
+	topicOf := make(map[string]int)
+	var perTopic []int
+	lagCap := 0
+	for i := range p.parts {
+		pp := &p.parts[i]
+		if !pp.export {
+			continue
+		}
+		t, ok := topicOf[pp.key.topic]
+		if !ok {
+			t = len(snap.Topics)
+			topicOf[pp.key.topic] = t
+			snap.Topics = append(snap.Topics, Topic{Name: pp.key.topic, MinISRConfig: a.minISR[pp.key.topic]})
+			perTopic = append(perTopic, 0)
+		}
+		perTopic[t]++
+		lagCap += max(len(pp.replicas)-1, 0)
+	}
+	all := make([]Partition, p.exported)
+	off := 0
+	for t, n := range perTopic {
+		snap.Topics[t].Partitions = all[off : off : off+n]
+		off += n
+	}
+	lags := make([]ReplicaLag, 0, lagCap)
+
+	for i := range p.parts {
+		pp := &p.parts[i]
+		var (
+			st      hwState
+			hwKnown bool
+		)
+		if ans := got.hwAt[i]; ans.ok {
+			epoch := pp.epoch
+			if ans.leaderEpoch >= 0 {
+				epoch = ans.leaderEpoch
+			}
+			v := a.tracker.observe(pp.key, hwObservation{topicID: pp.topicID, hw: ans.offset, leaderEpoch: epoch}, now, a.gen)
+			if v.regressed {
+				a.logger.Debug("High watermark went backwards",
+					"topic", pp.key.topic, "partition", pp.key.partition,
+					"from", v.prevHW, "to", ans.offset,
+					"leader_epoch_before", v.prevEpoch, "leader_epoch_after", epoch)
+			}
+			st, hwKnown = hwState{hw: ans.offset, lastAdvance: v.lastAdvance, regressions: v.regressions}, true
+		} else {
+			// The leader did not answer (or there is none): keep the
+			// last good HW, and keep its history alive.
+			a.tracker.touch(pp.key, a.gen)
+			st, hwKnown = a.tracker.last(pp.key, pp.topicID)
+		}
+		if !pp.export {
+			continue
+		}
+
+		ts := &snap.Topics[topicOf[pp.key.topic]]
+		isr, epoch := a.join.join(pp.key, int(pp.isr), int64(pp.epoch), mdAt, count)
+		s := Partition{
+			Topic:       pp.key.topic,
+			Partition:   pp.key.partition,
+			Replicas:    len(pp.replicas),
+			ISR:         isr,
+			Leader:      pp.leader,
+			LeaderEpoch: epoch,
+			HW:          st.hw,
+			HWKnown:     hwKnown,
+			LastAdvance: st.lastAdvance,
+			Regressions: st.regressions,
+		}
+		if s.Leader < 0 {
+			s.Leader = -1
+		}
+		if ts.MinISRConfig > 0 {
+			s.MinISR = min(ts.MinISRConfig, s.Replicas)
+		}
+		if l := pp.leoSlot(pp.leader); l >= 0 && got.leoAt[l].ok {
+			s.LEO, s.LEOKnown = got.leoAt[l].offset, true
+			from := len(lags)
+			for _, r := range pp.replicas {
+				if r == pp.leader {
+					continue
+				}
+				if f := pp.leoSlot(r); f >= 0 && got.leoAt[f].ok {
+					// The follower is asked a moment apart from the leader
+					// and can be ahead by then; lag is never negative.
+					lags = append(lags, ReplicaLag{Replica: r, Lag: max(s.LEO-got.leoAt[f].offset, 0)})
+				}
+			}
+			if len(lags) > from {
+				s.Lags = lags[from:len(lags):len(lags)]
+			}
+		}
+		s.Stalled = s.HWKnown && s.LEOKnown && a.tracker.stalled(s.UnderMinISR(), s.HW, s.LEO, s.LastAdvance, now)
+		ts.Partitions = append(ts.Partitions, s)
+	}
+
+	for i := range snap.Topics {
+		slices.SortFunc(snap.Topics[i].Partitions, func(x, y Partition) int { return cmp.Compare(x.Partition, y.Partition) })
+	}
+	slices.SortFunc(snap.Topics, func(x, y Topic) int { return strings.Compare(x.Name, y.Name) })
+	return snap
+}
