@@ -11,6 +11,8 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/kafkanet"
 )
 
 // Scopes of the admin-derived partition series.
@@ -141,6 +143,11 @@ func (c *Config) saramaConfig() (*sarama.Config, error) {
 		return nil, err
 	}
 	if err := c.configureSASL(sc); err != nil {
+		return nil, err
+	}
+	// sarama trusts the size prefix of a peer's first answer; the bounded
+	// dialer refuses an absurd one before anything is allocated.
+	if err := kafkanet.Install(sc); err != nil {
 		return nil, err
 	}
 	if err := sc.Validate(); err != nil {
