@@ -30,6 +30,9 @@ type Parser struct {
 	acks   []ReplicaOffset // Acked and Awaiting share one backing array
 	logger []byte          // scratch for a logger name cut by terminal wrapping
 
+	malformed int64 // records rejected for a field Kafka cannot print (see Malformed)
+	badTopic  bool  // the record being parsed named an illegal topic
+
 	lastLogger string // logger of the last event (a valid logger name), for cutLastLogger
 	lastLogB   []byte // lastLogger's bytes, for sameBytes
 	lastPart   partitionIdent
@@ -59,6 +62,12 @@ func NewParser(loc *time.Location) *Parser {
 		acks:   make([]ReplicaOffset, 0, 16),
 	}
 }
+
+// Malformed returns how many records the parser recognised as replication
+// lines but rejected because they name a topic Kafka could not have created
+// (outside [a-zA-Z0-9._-], empty, or longer than 249 bytes). Such a record
+// yields no event, so no state or label ever holds that name.
+func (p *Parser) Malformed() int64 { return p.malformed }
 
 // ParseLine is Parse for a single-line record (convenience for tests and
 // benchmarks).
@@ -149,6 +158,7 @@ func (p *Parser) parse(rec *Record, ev *Event, kind ident, l Level, n int) bool 
 	ev.Level, ev.Line = h.level, rec.Line
 	p.isr, p.fromTo, p.oos, p.acks = p.isr[:0], p.fromTo[:0], p.oos[:0], p.acks[:0]
 	ok := false
+	p.badTopic = false
 	switch kind {
 	case identPartition:
 		ok = p.partition(ev, h.msg)
@@ -166,6 +176,9 @@ func (p *Parser) parse(rec *Record, ev *Event, kind ident, l Level, n int) bool 
 		ok = p.controller(ev, h.msg)
 	}
 	if !ok {
+		if p.badTopic {
+			p.malformed++
+		}
 		return false
 	}
 	if len(h.logger) == 0 && len(rec.Cont) > 0 {
@@ -327,10 +340,16 @@ func (p *Parser) intern(b []byte) string {
 	return s
 }
 
-// setTopicPartition fills Topic/Partition from "<topic>-<p>".
+// setTopicPartition fills Topic/Partition from "<topic>-<p>". Every topic
+// the parser reads goes through here, so an illegal name is rejected in one
+// place and the record is counted as malformed.
 func (p *Parser) setTopicPartition(ev *Event, tp []byte) bool {
 	topic, part, ok := splitTopicPartition(tp)
 	if !ok {
+		return false
+	}
+	if !validTopic(topic) {
+		p.badTopic = true
 		return false
 	}
 	ev.Topic, ev.Partition = p.intern(topic), part

@@ -53,11 +53,14 @@ func (p *Parser) partitionIdent(ev *Event, m []byte) ([]byte, bool) {
 		ev.Topic, ev.Partition, ev.Broker = last.topic, last.partition, last.broker
 		return m[n+2:], true
 	}
-	tp, rest := word(m)
-	rest, ok := cut(rest, " broker=")
-	if !ok || !p.setTopicPartition(ev, tp) {
+	// The topic-partition runs up to " broker=", not to the first space, so
+	// that a name with a space in it is read whole and rejected as illegal.
+	i := bytes.Index(m, []byte(" broker="))
+	if i < 0 || !p.setTopicPartition(ev, m[:i]) {
 		return nil, false
 	}
+	var ok bool
+	rest := m[i+len(" broker="):]
 	if ev.Broker, rest, ok = id(rest); !ok {
 		return nil, false
 	}

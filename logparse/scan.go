@@ -133,6 +133,32 @@ func setBody(s []byte) (body, rest []byte, ok bool) {
 	return s[:j], s[j+1:], true
 }
 
+// maxTopicLen is the longest topic name Kafka accepts.
+const maxTopicLen = 249
+
+// topicByte marks the bytes Kafka allows in a topic name: [a-zA-Z0-9._-].
+var topicByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+	}
+	return t
+}()
+
+// validTopic reports whether b is a topic name Kafka could have created. A
+// name that is not one comes from a corrupt or forged line, and it must not
+// become a metric label (Prometheus rejects a scrape with invalid UTF-8).
+func validTopic(b []byte) bool {
+	if len(b) == 0 || len(b) > maxTopicLen {
+		return false
+	}
+	for _, c := range b {
+		if !topicByte[c] {
+			return false
+		}
+	}
+	return true
+}
+
 // splitTopicPartition splits "<topic>-<p>" on the last '-'.
 func splitTopicPartition(tp []byte) (topic []byte, partition int32, ok bool) {
 	i := bytes.LastIndexByte(tp, '-')

@@ -144,8 +144,10 @@ func (p *Parser) unifiedLog(ev *Event, m []byte) bool {
 	if !ok {
 		return false
 	}
+	// The name runs to the ", dir=" that follows it: a space inside it is
+	// part of an illegal name, which setTopicPartition rejects.
 	end := 0
-	for end < len(m) && m[end] != ',' && m[end] != ']' && m[end] != ' ' {
+	for end < len(m) && m[end] != ',' && m[end] != ']' {
 		end++
 	}
 	if !p.setTopicPartition(ev, m[:end]) {
@@ -206,8 +208,7 @@ func (p *Parser) epochCache(ev *Event, m []byte) bool {
 	if end < 0 {
 		return false
 	}
-	tp, _ := word(m[:end])
-	if !p.setTopicPartition(ev, tp) {
+	if !p.setTopicPartition(ev, m[:end]) {
 		return false
 	}
 	s, ok := cut(m[end:], "] ")
