@@ -105,7 +105,7 @@ func (f *LogFile) line(b []byte) {
 }
 
 func (f *LogFile) flush() {
-	if rec := f.splitter.Flush(); rec != nil {
+	for rec := f.splitter.Flush(); rec != nil; rec = f.splitter.Flush() {
 		f.record(rec)
 	}
 }
