@@ -115,7 +115,7 @@ func (f *LogFile) flush() {
 func (f *LogFile) publish() {
 	f.batch.release()
 	f.records.Store(f.nRecords)
-	f.malformed.Store(uint64(f.splitter.Malformed()))
+	f.malformed.Store(uint64(f.splitter.Malformed() + f.parser.Malformed()))
 }
 
 func (f *LogFile) record(rec *logparse.Record) {

@@ -110,7 +110,9 @@ func runVerify(paths []string, loc *time.Location, stdin io.Reader) (*verifyRepo
 		Lines:           st.Lines,
 		Records:         st.Records,
 		UnparsedRecords: st.Records - st.Parsed,
-		MalformedLines:  st.Malformed + st.CutLines,
+		// A line the reader cut is over the Splitter's bound too, which
+		// counted it already: adding st.CutLines would count it twice.
+		MalformedLines: st.Malformed,
 	}
 	for _, t := range logparse.Types() {
 		rep.Events[t.String()] = st.EventCount[t]

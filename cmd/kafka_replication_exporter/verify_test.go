@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // runCLI runs the program in-process and returns its exit code and output.
@@ -196,8 +198,32 @@ func TestVerifyBadInput(t *testing.T) {
 	})
 	t.Run("50 MB single line", func(t *testing.T) {
 		code, rep := verifyJSON(t, filepath.Join(dir, "oneline.log"))
-		if code != exitOK || rep.Lines != 1 || rep.MalformedLines == 0 {
+		if code != exitOK || rep.Lines != 1 || rep.MalformedLines != 1 {
 			t.Errorf("want exit 0, 1 line counted malformed, got %d lines=%d malformed=%d", code, rep.Lines, rep.MalformedLines)
+		}
+	})
+	t.Run("over-long lines count once each", func(t *testing.T) {
+		// One over the reader's bound (cut twice: by the reader, then the
+		// Splitter) and one over the Splitter's only. The report counts the
+		// Splitter's cuts alone, which holds while the reader's bound is the
+		// larger.
+		if maxLineBytes < logparse.MaxLineBytes {
+			t.Fatalf("the reader's bound %d is under the Splitter's %d: cut lines would go uncounted", maxLineBytes, logparse.MaxLineBytes)
+		}
+		hw := "[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=1, segment=[1:1]) to (offset=2, segment=[1:2]) (kafka.cluster.Partition)\n"
+		p := filepath.Join(dir, "long.log")
+		os.WriteFile(p, []byte(hw+strings.Repeat("y", 2<<20)+"\n"+"[2025-10-16 15:57:12,615] INFO x"+strings.Repeat(" z", 50<<10)+"\n"), 0o644)
+		code, rep := verifyJSON(t, p)
+		if code != exitOK || rep.Lines != 3 || rep.MalformedLines != 2 {
+			t.Errorf("want exit 0, 3 lines, 2 malformed, got %d lines=%d malformed=%d", code, rep.Lines, rep.MalformedLines)
+		}
+	})
+	t.Run("illegal topic is malformed, not an event", func(t *testing.T) {
+		p := filepath.Join(dir, "topic.log")
+		os.WriteFile(p, []byte("[2025-10-16 15:57:12,614] DEBUG [Partition ord\xff\xfeers-1 broker=1] High watermark updated from (offset=1, segment=[1:1]) to (offset=2, segment=[1:2]) (kafka.cluster.Partition)\n"), 0o644)
+		code, rep := verifyJSON(t, p)
+		if code != exitOK || rep.Events["hw_update"] != 0 || rep.MalformedLines != 1 {
+			t.Errorf("want exit 0, no event, 1 malformed, got %d events=%v malformed=%d", code, rep.Events["hw_update"], rep.MalformedLines)
 		}
 	})
 	t.Run("stdin", func(t *testing.T) {
