@@ -132,6 +132,40 @@ func TestVerifyTextReportsLikeTheSeed(t *testing.T) {
 	}
 }
 
+// A log line is input from anyone who can reach the broker: its escape
+// sequences are shown, not acted on, by the terminal reading the report.
+func TestVerifyTextEscapesTerminalControls(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "server.log")
+	os.WriteFile(p, []byte(strings.Join([]string{
+		"[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=88, segment=[16:76938]) to (offset=89, segment=[16:78032]) (kafka.cluster.Partition)",
+		"[2025-10-16 15:57:12,624] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=89, segment=[16:78032]) to (offset=80, segment=[\x1b]0;pwned\x07\x1b[2J\r\x7f\xc2\x9b31m\xff:79126]) (kafka.cluster.Partition)",
+	}, "\n")+"\n"), 0o644)
+	_, out, _ := runCLI(t, "", "verify", p)
+	for i := 0; i < len(out); i++ {
+		if c := out[i]; c < 0x20 && c != '\n' || c == 0x7f || c == 0xc2 && i+1 < len(out) && out[i+1] == 0x9b || c == 0xff {
+			t.Fatalf("want no raw control byte in the report, got %#x at %d in:\n%q", c, i, out)
+		}
+	}
+	if want := `segment=[\x1b]0;pwned\x07\x1b[2J\x0d\x7f\u009b31m\xff:79126]`; !strings.Contains(out, want) {
+		t.Errorf("want the line quoted as %s, got:\n%s", want, out)
+	}
+}
+
+func TestTerminalSafe(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain [text] (x)":         "plain [text] (x)",
+		"tab\there":                `tab\x09here`,
+		"utf-8 ü ✓ stays":          "utf-8 ü ✓ stays",
+		"\x1b[31mred\x1b[0m":       `\x1b[31mred\x1b[0m`,
+		"del\x7f c1\u009b bad\xfe": `del\x7f c1\u009b bad\xfe`,
+	} {
+		if got := terminalSafe(in); got != want {
+			t.Errorf("terminalSafe(%q): want %s, got %s", in, want, got)
+		}
+	}
+}
+
 func TestVerifyPassingLogExitsZero(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "server.log")
