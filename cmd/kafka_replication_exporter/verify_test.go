@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/genlog"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
@@ -42,68 +42,62 @@ func invariant(rep verifyReport, name string) invariantReport {
 	return invariantReport{}
 }
 
-// genlogManifest runs the seed's log generator (shared/bench/genlog.py, next to
-// the repository) and returns the log and the counts it injected.
-func genlogManifest(t *testing.T, lines, seed string) (string, map[string]int64) {
+// genlogFile writes a synthetic broker log (internal/genlog) and returns its
+// path and what it holds.
+func genlogFile(t *testing.T, o genlog.Options) (string, genlog.Manifest) {
 	t.Helper()
-	script, _ := filepath.Abs("../../../shared/bench/genlog.py")
-	if _, err := os.Stat(script); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("want %s (shared/ beside the clone): %v", script, err)
-		}
-		t.Skipf("genlog.py not found at %s", script)
-	}
-	dir := t.TempDir()
-	logPath, manPath := filepath.Join(dir, "g.log"), filepath.Join(dir, "m.json")
-	cmd := exec.Command("python3", script, "--lines", lines, "--seed", seed, "--out", logPath, "--manifest", manPath)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("genlog.py: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(manPath)
+	p := filepath.Join(t.TempDir(), "server.log")
+	f, err := os.Create(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]int64
-	if err := json.Unmarshal(b, &m); err != nil {
+	m, err := genlog.Write(f, o)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	return logPath, m
+	return p, m
 }
 
-// The acceptance test of the foundation issue: verify reports exactly the counts
-// genlog.py injected — the numbers the seed's script prints, plus the new invariants.
+// verify reports exactly what the generator wrote: every event type, every
+// invariant's checks and violations, the lines and records read.
 func TestVerifyMatchesGenlogManifest(t *testing.T) {
-	logPath, m := genlogManifest(t, "200000", "7")
+	logPath, m := genlogFile(t, genlog.Options{Lines: 200_000, Seed: 7, Violations: 3})
 	code, rep := verifyJSON(t, logPath)
 	if code != exitViolation {
-		t.Errorf("want exit %d (the manifest injects violations), got %d", exitViolation, code)
+		t.Errorf("want exit %d (the generator injects violations), got %d", exitViolation, code)
 	}
-	checks := []struct {
-		what string
-		want int64
-		got  int64
-	}{
-		{"hw_updates (events)", m["hw_updates"], rep.Events["hw_update"]},
-		{"hw_updates (checked)", m["hw_updates"], invariant(rep, "hw_monotonic").Checked},
-		{"hw_violations", m["hw_violations"], invariant(rep, "hw_monotonic").Violations},
-		{"isr_updates (events)", m["isr_updates"], rep.Events["isr_update"]},
-		{"isr_updates (versioned)", m["isr_updates"], invariant(rep, "isr_change_versioned").Checked},
-		{"version_violations", m["version_violations"], invariant(rep, "partition_epoch_monotonic").Violations},
-		{"minisr_rejections (events)", m["minisr_rejections"], rep.Events["produce_rejected_min_isr"]},
-		{"minisr_rejections (checked)", m["minisr_rejections"], invariant(rep, "min_isr_enforced").Checked},
-		{"minisr_violations", m["minisr_violations"], invariant(rep, "min_isr_enforced").Violations},
-		{"complete_acks", m["complete_acks"], invariant(rep, "isr_acks_complete").Checked},
-		{"lines", m["lines"], rep.Lines},
+	if rep.Lines != m.Lines || rep.Records != m.Records || rep.MalformedLines != 0 {
+		t.Errorf("want %d lines, %d records, 0 malformed, got %d, %d, %d", m.Lines, m.Records, rep.Lines, rep.Records, rep.MalformedLines)
 	}
-	for _, c := range checks {
-		if c.want != c.got {
-			t.Errorf("%s: want %d, got %d", c.what, c.want, c.got)
+	for name, want := range m.Events {
+		if got := rep.Events[name]; got != want {
+			t.Errorf("%s events: want %d, got %d", name, want, got)
 		}
 	}
+	for _, inv := range logparse.Invariants() {
+		want, ir := m.Invariants[inv.String()], invariant(rep, inv.String())
+		if ir.Checked != want.Checked || ir.Violations != want.Violations {
+			t.Errorf("%s: want %d checked, %d violations, got %d and %d", inv, want.Checked, want.Violations, ir.Checked, ir.Violations)
+		}
+		status := statusPassed
+		switch {
+		case want.Violations > 0 && !inv.Informational():
+			status = statusFailed
+		case want.Checked == 0:
+			status = statusSkipped
+		}
+		if ir.Status != status {
+			t.Errorf("%s: want %s, got %s", inv, status, ir.Status)
+		}
+	}
+	// The mix injects each kind of violation and leaves unclean elections out.
 	for name, status := range map[string]string{
-		"hw_monotonic": statusFailed, "isr_change_versioned": statusPassed, "partition_epoch_monotonic": statusFailed,
-		"min_isr_enforced": statusFailed, "isr_acks_complete": statusPassed, "no_truncation_below_hw": statusPassed,
-		"no_unclean_election": statusSkipped, "hw_stall_under_min_isr": statusSkipped,
+		"hw_monotonic": statusFailed, "partition_epoch_monotonic": statusFailed, "min_isr_enforced": statusFailed,
+		"isr_change_versioned": statusPassed, "isr_acks_complete": statusPassed, "no_truncation_below_hw": statusPassed,
+		"hw_stall_under_min_isr": statusPassed, "no_unclean_election": statusSkipped,
 	} {
 		if got := invariant(rep, name).Status; got != status {
 			t.Errorf("%s: want %s, got %s", name, status, got)
