@@ -16,8 +16,8 @@ type Parser struct {
 	// Awaiting stay nil, and a line is taken on its fixed prefix
 	// ("Progress awaiting ISR acks for offset N: acked: ") alone. It is for a
 	// caller that counts these lines by type only, as serve does: they are a
-	// third of a TRACE log, and reading their replica lists was a seventh of
-	// the sidecar's CPU. verify and events read them whole (the default).
+	// third of a TRACE log, and it has no use for their replica lists.
+	// verify and events read them whole (the default).
 	ShallowAcks bool
 
 	loc    *time.Location
@@ -91,8 +91,8 @@ func (p *Parser) Parse(rec Record) (ev Event, ok bool) {
 // ours. When it returns false, *ev holds garbage and must not be used.
 func (p *Parser) ParseInto(rec *Record, ev *Event) bool {
 	// Most lines of a busy log are not ours: a default-layout line is
-	// rejected on its message's first bytes, here, in a small frame (setting
-	// up parse's was as dear as the rejection).
+	// rejected here on its message's first bytes, before parse sets up the
+	// state it needs for a line that is.
 	switch {
 	case rec.kind == layoutNone:
 		if l, n := defaultHeader(rec.First); n > 0 {
@@ -125,8 +125,8 @@ func (p *Parser) parse(rec *Record, ev *Event, kind ident, l Level, n int) bool 
 	var h header
 	switch {
 	case n > 0:
-		// Field by field: a composite literal is built on the stack and
-		// copied with 16-byte loads that stall on the 8-byte stores before.
+		// Field by field: a composite literal would be built on the stack
+		// and then copied, once per line.
 		h.kind, h.level = layoutDefault, l
 		h.ts, h.msg = rec.First[1:brokerTSLen+1], rec.First[n:]
 	case rec.kind == layoutNone:

@@ -32,8 +32,8 @@ type headerSpan struct {
 }
 
 // setSpan records h, cut from line, in sp as offsets into line. It writes
-// sp in place: a returned struct was copied with wide loads that stall on
-// the narrow stores that built it.
+// sp in place rather than returning a struct that would be copied once per
+// line.
 func setSpan(sp *headerSpan, line []byte, h *header) {
 	sp.kind, sp.level, sp.msgOff = h.kind, h.level, int32(len(line)-len(h.msg))
 	sp.tsOff, sp.tsEnd = 0, 0

@@ -2,7 +2,7 @@ package logparse
 
 import "bytes"
 
-// Follower truncation and HW regressions (catalog E5, E16, E17): the
+// Follower truncation and HW regressions the
 // ReplicaFetcherThread decision, the log's own truncation, and the leader
 // epoch cache.
 
@@ -44,7 +44,7 @@ func (p *Parser) fetcher(ev *Event, m []byte) bool {
 	return false
 }
 
-// E16a "t-0 to local high watermark N" (2.8–3.0) or "t-0 with
+// fetcherTruncation reads what follows "Truncating partition ": "t-0 to local high watermark N" (2.8–3.0) or "t-0 with
 // TruncationState(offset=N, completed=true) due to local high watermark M" /
 // "… due to leader epoch and offset EpochEndOffset(…)" (3.1+).
 func (p *Parser) fetcherTruncation(ev *Event, s []byte) bool {
@@ -115,7 +115,7 @@ func (p *Parser) resetFetchOffset(ev *Event, s []byte) bool {
 	return true
 }
 
-// E16c "[future ]t-0 to offset 5117 below high watermark 5120" (fetcher
+// truncationBelowHW reads "[future ]t-0 to offset 5117 below high watermark 5120" (fetcher
 // ≤4.1, UnifiedLog 4.2+).
 func (p *Parser) truncationBelowHW(ev *Event, s []byte) bool {
 	s, _ = cut(s, "future ")
