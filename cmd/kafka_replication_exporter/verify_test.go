@@ -366,3 +366,13 @@ func TestVerifyRealBrokerLogs(t *testing.T) {
 		}
 	}
 }
+
+// docker compose output of two brokers interleaves their lines: each
+// NotEnoughReplicas exception joins the header of its own broker, and every
+// rejection is counted (read through to the end of the file).
+func TestVerifyMergedComposeLog(t *testing.T) {
+	code, rep := verifyJSON(t, "../../logparse/testdata/layout-compose-interleaved.log")
+	if code != exitOK || rep.Events["produce_rejected_min_isr"] != 3 || rep.Events["hw_update"] != 1 || rep.MalformedLines != 0 {
+		t.Errorf("want exit 0, 3 rejections, 1 HW update, 0 malformed, got %d %v %d", code, rep.Events, rep.MalformedLines)
+	}
+}
