@@ -48,7 +48,7 @@ func (c *FilesCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), f.Path)
 		}
 		counter(c.records, f.records.Load())
-		counter(c.malformed, f.malformed.Load()+st.CutLines)
+		counter(c.malformed, f.malformed.Load()) // the Splitter counted the follower's cut lines too
 		counter(c.lines, st.Lines)
 		counter(c.bytes, st.Bytes)
 		counter(c.rotations, st.Rotations)

@@ -105,7 +105,7 @@ func (f *LogFile) line(b []byte) {
 }
 
 func (f *LogFile) flush() {
-	if rec := f.splitter.Flush(); rec != nil {
+	for rec := f.splitter.Flush(); rec != nil; rec = f.splitter.Flush() {
 		f.record(rec)
 	}
 }
@@ -115,7 +115,7 @@ func (f *LogFile) flush() {
 func (f *LogFile) publish() {
 	f.batch.release()
 	f.records.Store(f.nRecords)
-	f.malformed.Store(uint64(f.splitter.Malformed()))
+	f.malformed.Store(uint64(f.splitter.Malformed() + f.parser.Malformed()))
 }
 
 func (f *LogFile) record(rec *logparse.Record) {

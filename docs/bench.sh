@@ -16,8 +16,8 @@ mkdir -p "$WORK"
 
 log="$WORK/genlog-$LINES.log"
 if [ ! -s "$log" ]; then
-  echo "== generating $log with the seed's genlog.py ($LINES lines, seed 7)"
-  python3 "$SHARED/bench/genlog.py" --lines "$LINES" --seed 7 --out "$log" --manifest "$WORK/manifest-$LINES.json"
+  echo "== generating $log with internal/genlog ($LINES lines, seed 7)"
+  go run ./internal/genlog/cmd/genlog -lines "$LINES" -seed 7 -manifest "$WORK/manifest-$LINES.json" > "$log"
 fi
 ls -l "$log"
 

@@ -133,7 +133,7 @@ func BenchmarkSplitterParseMixed(b *testing.B) {
 	}
 }
 
-// The regexp baseline: the catalog §7 RE2 recipes, extracting the same
+// The regexp baseline: the RE2 patterns a regexp parser would use, extracting the same
 // fields (time, level, topic, partition, broker, from, to) with interned
 // topics, so the cost ratio to the hand parser is visible side by side.
 var (

@@ -178,7 +178,7 @@ func NewChecker() *Checker {
 func (c *Checker) broker(ev *Event) int32 {
 	if ev.Broker >= 0 {
 		if ev.File != c.lastFile || ev.Broker != c.lastFileBroker {
-			c.fileBroker[ev.File] = ev.Broker // a map write per event was measurable
+			c.fileBroker[ev.File] = ev.Broker // on a change only: most events repeat the last file and broker
 			c.lastFile, c.lastFileBroker = ev.File, ev.Broker
 		}
 		if c.lastBroker == -1 {
@@ -220,8 +220,8 @@ func (c *Checker) Forget(broker int32, topic string, partition int32) {
 
 // Observe checks one event and writes what it found to *r. It may fill
 // ev.Topic from a topic id learned earlier (controller lines name the topic
-// only by id). The caller owns r: a returned struct was copied with wide
-// loads that stalled on the narrow stores that filled it, once per event.
+// only by id). The caller owns r, so that a hot loop reuses one Result
+// instead of copying a new one per event.
 func (c *Checker) Observe(ev *Event, r *Result) {
 	*r = Result{}
 	c.touched = nil
@@ -347,7 +347,7 @@ func (c *Checker) isrUpdate(ev *Event, r *Result) {
 }
 
 // transition handles leader_start / follower_start: a new leadership resets the
-// HW sequence (catalog §8) and carries the replica's HW and partition epoch.
+// HW sequence (a new leader may start below the HW the old one printed) and carries the replica's HW and partition epoch.
 func (c *Checker) transition(ev *Event) {
 	p := c.part(ev)
 	if ev.TopicID != "" && p.topicID != "" && ev.TopicID != p.topicID {

@@ -2,7 +2,7 @@ package logparse
 
 import "bytes"
 
-// KRaft controller lines (catalog E18), in server.log (3.0–3.3) or
+// KRaft controller lines, in server.log (3.0–3.3) or
 // controller.log (3.4+). They appear on every controller, active and
 // standby, because each replays the metadata log: consumers deduplicate.
 

@@ -1,8 +1,9 @@
 package logparse
 
-// Container runtimes wrap each physical line in an envelope (catalog §2.4,
-// §2.5). The Splitter strips it from every line, header or continuation,
-// so the Parser only ever sees the broker's own text.
+// Container runtimes wrap each physical line in an envelope: Kubernetes CRI,
+// `docker logs --timestamps`, `docker compose` service prefixes. The Splitter
+// strips it from every line, header or continuation, so the Parser only ever
+// sees the broker's own text.
 
 // criTag is the Kubernetes CRI log tag: F = full line, P = partial chunk.
 type criTag uint8
@@ -15,12 +16,20 @@ const (
 
 // stripEnvelope removes a docker compose "name | " prefix, then a CRI
 // "<RFC3339Nano> stdout|stderr F|P " or `docker logs --timestamps`
-// "<RFC3339Nano> " prefix.
-func stripEnvelope(line []byte) ([]byte, criTag) {
+// "<RFC3339Nano> " prefix. source is the compose service name (nil when the
+// line has none): merged output interleaves the lines of several brokers,
+// and a continuation line belongs to the record of its own source.
+func stripEnvelope(line []byte) (body []byte, tag criTag, source []byte) {
 	if len(line) == 0 || line[0] == '[' || line[0] == '\t' || line[0] == ' ' {
-		return line, criNone // fast path: the broker's own layouts
+		return line, criNone, nil // fast path: the broker's own layouts
 	}
-	line = stripCompose(line)
+	line, source = stripCompose(line)
+	body, tag = stripRuntime(line)
+	return body, tag, source
+}
+
+// stripRuntime removes a CRI or `docker logs --timestamps` prefix.
+func stripRuntime(line []byte) ([]byte, criTag) {
 	n := isoTSLen(line)
 	if n == 0 || n >= len(line) || line[n] != ' ' {
 		return line, criNone
@@ -47,27 +56,28 @@ func stripEnvelope(line []byte) ([]byte, criTag) {
 }
 
 // stripCompose removes a `docker compose` service prefix: a name, space
-// padding, then "| " ("kafka-1   | [2025-…").
-func stripCompose(line []byte) []byte {
+// padding, then "| " ("kafka-1   | [2025-…"). It returns the rest of the
+// line and the name without its padding (nil when there is no prefix).
+func stripCompose(line []byte) (rest, name []byte) {
 	i := 0
 	for i < len(line) && i < 128 && isNameByte(line[i]) {
 		i++
 	}
 	if i == 0 {
-		return line
+		return line, nil
 	}
 	j := i
 	for j < len(line) && line[j] == ' ' {
 		j++
 	}
 	if j >= len(line) || line[j] != '|' {
-		return line
+		return line, nil
 	}
 	j++
 	if j < len(line) && line[j] == ' ' {
 		j++
 	}
-	return line[j:]
+	return line[j:], line[:i]
 }
 
 func isNameByte(c byte) bool {

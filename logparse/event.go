@@ -2,9 +2,8 @@
 //
 // It is pure: bytes in, events out. It does no I/O, keeps no globals and
 // exports no metrics, so the same code serves the offline `verify` command,
-// the live sidecar and the golden tests. The line formats it understands are
-// catalogued in the project's shared kafka-log-formats.md (Kafka 2.8 → 4.2),
-// pinned by the golden files in testdata/ (synthetic per version and layout,
+// the live sidecar and the golden tests. The line formats it understands
+// (Kafka 2.8 → 4.2) are pinned by the golden files in testdata/ (synthetic per version and layout,
 // and real 3.9.1 / 4.1.1 broker output from the e2e scenarios).
 package logparse
 

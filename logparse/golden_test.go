@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,11 +25,10 @@ func parseFile(t *testing.T, path string) []byte {
 	}
 	defer f.Close()
 	s, p := NewSplitter(), NewParser(time.UTC)
-	var out []byte
+	var evs []Event
 	emit := func(r *Record) {
 		if ev, ok := p.Parse(*r); ok {
-			out = AppendJSON(out, &ev)
-			out = append(out, '\n')
+			evs = append(evs, ev.Clone())
 		}
 	}
 	sc := bufio.NewScanner(f)
@@ -41,8 +41,15 @@ func parseFile(t *testing.T, path string) []byte {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if r := s.Flush(); r != nil {
+	for r := s.Flush(); r != nil; r = s.Flush() {
 		emit(r)
+	}
+	// Records of interleaved compose sources complete out of line order.
+	slices.SortStableFunc(evs, func(a, b Event) int { return a.Line - b.Line })
+	var out []byte
+	for i := range evs {
+		out = AppendJSON(out, &evs[i])
+		out = append(out, '\n')
 	}
 	return out
 }

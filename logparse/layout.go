@@ -2,7 +2,7 @@ package logparse
 
 import "bytes"
 
-// Layouts recognised without configuration (catalog §2.5). Detection is per
+// Layouts recognised without configuration. Detection is per
 // line, so a file that mixes layouts (a compose stream of several images)
 // still splits correctly.
 type layout uint8
@@ -147,7 +147,7 @@ func splitHeaderAny(line []byte, h *header) bool {
 		h.msg = line[brokerTSLen+3+n:]
 	case isBrokerTS(line) && len(line) > brokerTSLen+1:
 		// Strimzi "2024-03-02 11:04:10,311 INFO …", or the default layout
-		// pasted without its leading '[' (catalog §2.4 artifacts).
+		// pasted without its leading '[' (a copy-paste artifact).
 		rest := line[brokerTSLen:]
 		if rest[0] == ']' {
 			rest = rest[1:]

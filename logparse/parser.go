@@ -16,8 +16,8 @@ type Parser struct {
 	// Awaiting stay nil, and a line is taken on its fixed prefix
 	// ("Progress awaiting ISR acks for offset N: acked: ") alone. It is for a
 	// caller that counts these lines by type only, as serve does: they are a
-	// third of a TRACE log, and reading their replica lists was a seventh of
-	// the sidecar's CPU. verify and events read them whole (the default).
+	// third of a TRACE log, and it has no use for their replica lists.
+	// verify and events read them whole (the default).
 	ShallowAcks bool
 
 	loc    *time.Location
@@ -29,6 +29,9 @@ type Parser struct {
 	oos    []ReplicaOffset
 	acks   []ReplicaOffset // Acked and Awaiting share one backing array
 	logger []byte          // scratch for a logger name cut by terminal wrapping
+
+	malformed int64 // records rejected for a field Kafka cannot print (see Malformed)
+	badTopic  bool  // the record being parsed named an illegal topic
 
 	lastLogger string // logger of the last event (a valid logger name), for cutLastLogger
 	lastLogB   []byte // lastLogger's bytes, for sameBytes
@@ -60,6 +63,12 @@ func NewParser(loc *time.Location) *Parser {
 	}
 }
 
+// Malformed returns how many records the parser recognised as replication
+// lines but rejected because they name a topic Kafka could not have created
+// (outside [a-zA-Z0-9._-], empty, or longer than 249 bytes). Such a record
+// yields no event, so no state or label ever holds that name.
+func (p *Parser) Malformed() int64 { return p.malformed }
+
 // ParseLine is Parse for a single-line record (convenience for tests and
 // benchmarks).
 func (p *Parser) ParseLine(line []byte) (Event, bool) {
@@ -82,8 +91,8 @@ func (p *Parser) Parse(rec Record) (ev Event, ok bool) {
 // ours. When it returns false, *ev holds garbage and must not be used.
 func (p *Parser) ParseInto(rec *Record, ev *Event) bool {
 	// Most lines of a busy log are not ours: a default-layout line is
-	// rejected on its message's first bytes, here, in a small frame (setting
-	// up parse's was as dear as the rejection).
+	// rejected here on its message's first bytes, before parse sets up the
+	// state it needs for a line that is.
 	switch {
 	case rec.kind == layoutNone:
 		if l, n := defaultHeader(rec.First); n > 0 {
@@ -116,8 +125,8 @@ func (p *Parser) parse(rec *Record, ev *Event, kind ident, l Level, n int) bool 
 	var h header
 	switch {
 	case n > 0:
-		// Field by field: a composite literal is built on the stack and
-		// copied with 16-byte loads that stall on the 8-byte stores before.
+		// Field by field: a composite literal would be built on the stack
+		// and then copied, once per line.
 		h.kind, h.level = layoutDefault, l
 		h.ts, h.msg = rec.First[1:brokerTSLen+1], rec.First[n:]
 	case rec.kind == layoutNone:
@@ -149,6 +158,7 @@ func (p *Parser) parse(rec *Record, ev *Event, kind ident, l Level, n int) bool 
 	ev.Level, ev.Line = h.level, rec.Line
 	p.isr, p.fromTo, p.oos, p.acks = p.isr[:0], p.fromTo[:0], p.oos[:0], p.acks[:0]
 	ok := false
+	p.badTopic = false
 	switch kind {
 	case identPartition:
 		ok = p.partition(ev, h.msg)
@@ -166,6 +176,9 @@ func (p *Parser) parse(rec *Record, ev *Event, kind ident, l Level, n int) bool 
 		ok = p.controller(ev, h.msg)
 	}
 	if !ok {
+		if p.badTopic {
+			p.malformed++
+		}
 		return false
 	}
 	if len(h.logger) == 0 && len(rec.Cont) > 0 {
@@ -327,10 +340,16 @@ func (p *Parser) intern(b []byte) string {
 	return s
 }
 
-// setTopicPartition fills Topic/Partition from "<topic>-<p>".
+// setTopicPartition fills Topic/Partition from "<topic>-<p>". Every topic
+// the parser reads goes through here, so an illegal name is rejected in one
+// place and the record is counted as malformed.
 func (p *Parser) setTopicPartition(ev *Event, tp []byte) bool {
 	topic, part, ok := splitTopicPartition(tp)
 	if !ok {
+		return false
+	}
+	if !validTopic(topic) {
+		p.badTopic = true
 		return false
 	}
 	ev.Topic, ev.Partition = p.intern(topic), part

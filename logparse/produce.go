@@ -2,7 +2,7 @@ package logparse
 
 import "bytes"
 
-// E10: a produce rejected for min ISR. ReplicaManager logs the header at
+// A produce rejected for min ISR. ReplicaManager logs the header at
 // ERROR and the exception as a separate continuation line with no stack
 // frames (ApiException.fillInStackTrace returns this):
 //

@@ -6,9 +6,10 @@ import (
 )
 
 // Byte-scanning helpers. Every parser in this package works on []byte with
-// these instead of regexp: a hand scan is ~17× faster and allocation-free
-// (docs/libraries.md §7). Each helper returns ok=false instead of failing,
-// so malformed input just falls through to "not ours".
+// these instead of regexp: a busy broker prints these lines by the million,
+// and a hand scan allocates nothing (docs/benchmarks.md compares it with a
+// regexp baseline). Each helper returns ok=false instead of failing, so
+// malformed input just falls through to "not ours".
 
 // cut returns s without prefix, if s starts with prefix.
 func cut(s []byte, prefix string) ([]byte, bool) {
@@ -133,6 +134,32 @@ func setBody(s []byte) (body, rest []byte, ok bool) {
 	return s[:j], s[j+1:], true
 }
 
+// maxTopicLen is the longest topic name Kafka accepts.
+const maxTopicLen = 249
+
+// topicByte marks the bytes Kafka allows in a topic name: [a-zA-Z0-9._-].
+var topicByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+	}
+	return t
+}()
+
+// validTopic reports whether b is a topic name Kafka could have created. A
+// name that is not one comes from a corrupt or forged line, and it must not
+// become a metric label (Prometheus rejects a scrape with invalid UTF-8).
+func validTopic(b []byte) bool {
+	if len(b) == 0 || len(b) > maxTopicLen {
+		return false
+	}
+	for _, c := range b {
+		if !topicByte[c] {
+			return false
+		}
+	}
+	return true
+}
+
 // splitTopicPartition splits "<topic>-<p>" on the last '-'.
 func splitTopicPartition(tp []byte) (topic []byte, partition int32, ok bool) {
 	i := bytes.LastIndexByte(tp, '-')
@@ -170,7 +197,8 @@ func isTopicID(s []byte) bool {
 
 // sameBytes reports whether a and b hold the same bytes. From 8 to 32 bytes
 // (logger names, "<topic>-<p> broker=<b>") it compares overlapping 8-byte
-// words inline: the call to the runtime's memequal cost more than the compare.
+// words inline: these compares run once per line, and a call would cost more
+// than the compare itself.
 func sameBytes(a, b []byte) bool {
 	n := len(a)
 	if n != len(b) {

@@ -32,8 +32,8 @@ type headerSpan struct {
 }
 
 // setSpan records h, cut from line, in sp as offsets into line. It writes
-// sp in place: a returned struct was copied with wide loads that stall on
-// the narrow stores that built it.
+// sp in place rather than returning a struct that would be copied once per
+// line.
 func setSpan(sp *headerSpan, line []byte, h *header) {
 	sp.kind, sp.level, sp.msgOff = h.kind, h.level, int32(len(line)-len(h.msg))
 	sp.tsOff, sp.tsEnd = 0, 0
@@ -60,18 +60,35 @@ func (b *recBuf) record(r *Record) *Record {
 	return r
 }
 
-// Splitter joins continuation lines to their header and strips container
-// envelopes. It is pure (no I/O) and not safe for concurrent use.
-//
-// A record is complete only when the next header arrives, so the caller
-// must Flush at end of input, or when a followed file has been idle.
-type Splitter struct {
+// maxSources bounds the docker compose sources whose records are kept apart;
+// the lines of any further source share the record of lines without one.
+const maxSources = 16
+
+// lane is the record being built for one source: lines without a compose
+// prefix, or one compose service.
+type lane struct {
+	source []byte // the compose service name; empty for the unprefixed lane
 	// bufs[cur] is being filled; the other backs the last returned Record.
 	// Flipping an index is cheaper than swapping two structs.
 	bufs    [2]recBuf
 	cur     int
 	pending bool
-	out     Record // the last returned Record: handed out by pointer, not copied
+}
+
+// Splitter joins continuation lines to their header and strips container
+// envelopes. It is pure (no I/O) and not safe for concurrent use.
+//
+// Lines of several `docker compose` services may interleave: each source's
+// continuation lines join that source's header, so records of different
+// sources can come out of line order.
+//
+// A record is complete only when the next header of its source arrives, so
+// the caller must call Flush until it returns nil at end of input, or when a
+// followed file has been idle.
+type Splitter struct {
+	plain   lane    // lines without a compose prefix (and sources beyond maxSources)
+	sources []*lane // one per compose service seen with a header line
+	out     Record  // the last returned Record: handed out by pointer, not copied
 
 	// CRI "P" chunks waiting for their "F" chunk.
 	partial      []byte
@@ -87,12 +104,12 @@ func NewSplitter() *Splitter { return &Splitter{} }
 
 // Push takes one physical line (without its '\n'; a trailing '\r' is
 // tolerated). When the line starts a new record, the previous complete
-// record is returned; otherwise nil. The Record and its slices belong to
-// the Splitter and are valid until the next Push/Flush call.
+// record of its source is returned; otherwise nil. The Record and its slices
+// belong to the Splitter and are valid until the next Push/Flush call.
 func (s *Splitter) Push(line []byte) *Record {
 	s.line++
 	line = trimSuffixByte(line, '\r')
-	body, tag := stripEnvelope(line)
+	body, tag, source := stripEnvelope(line)
 	switch {
 	case tag == criPartial:
 		if s.partialLines == 0 {
@@ -103,7 +120,7 @@ func (s *Splitter) Push(line []byte) *Record {
 		return nil
 	case s.partialLines > 0 && tag == criFull:
 		s.partial = s.appendBounded(s.partial, body, MaxLineBytes)
-		rec := s.add(s.partial, s.partialLine, s.partialLines+1)
+		rec := s.add(s.partial, source, s.partialLine, s.partialLines+1)
 		s.partial, s.partialLines = s.partial[:0], 0
 		return rec
 	case s.partialLines > 0:
@@ -111,7 +128,7 @@ func (s *Splitter) Push(line []byte) *Record {
 		s.malformed += int64(s.partialLines)
 		s.partial, s.partialLines = s.partial[:0], 0
 	}
-	return s.add(body, s.line, 1)
+	return s.add(body, source, s.line, 1)
 }
 
 // appendBounded appends src to dst, keeping len(dst) ≤ limit; a cut counts
@@ -128,35 +145,57 @@ func (s *Splitter) appendBounded(dst, src []byte, limit int) []byte {
 	return append(dst, src...)
 }
 
-// add files one logical line (n physical lines starting at lineNo).
-func (s *Splitter) add(body []byte, lineNo, n int) (rec *Record) {
+// lane returns the lane of a source. A header line may open a lane for a new
+// source; a continuation line of a source never seen with a header joins the
+// unprefixed lane, as it did before sources were told apart (a message such
+// as "a | b" is not a compose prefix).
+func (s *Splitter) lane(source []byte, header bool) *lane {
+	if len(source) == 0 {
+		return &s.plain
+	}
+	for _, l := range s.sources {
+		if string(l.source) == string(source) {
+			return l
+		}
+	}
+	if header && len(s.sources) < maxSources {
+		l := &lane{source: append([]byte(nil), source...)}
+		s.sources = append(s.sources, l)
+		return l
+	}
+	return &s.plain
+}
+
+// add files one logical line (n physical lines starting at lineNo) of a source.
+func (s *Splitter) add(body, source []byte, lineNo, n int) (rec *Record) {
 	var h header
 	if splitHeaderPrefix(body, &h) {
-		if s.pending {
-			rec = s.bufs[s.cur].record(&s.out)
-			s.cur ^= 1
+		l := s.lane(source, true)
+		if l.pending {
+			rec = l.bufs[l.cur].record(&s.out)
+			l.cur ^= 1
 		}
-		c := &s.bufs[s.cur]
+		c := &l.bufs[l.cur]
 		setSpan(&c.headerSpan, body, &h)
 		c.first = s.appendBounded(c.first[:0], body, MaxLineBytes)
 		c.cont, c.contLines = c.cont[:0], 0
 		c.line, c.lines = lineNo, n
-		s.pending = true
+		l.pending = true
 		return rec
 	}
-	// Binary junk (e.g. the zero-filled tail of a crashed file) is dropped. Only
-	// non-header lines are scanned for NUL: a second pass over every header
-	// line was a tenth of verify's time, and a line that starts with a valid
-	// timestamp and level is a log record whatever bytes follow.
+	// Binary junk (e.g. the zero-filled tail of a crashed file) is dropped.
+	// Only non-header lines are scanned for NUL: a line that starts with a
+	// valid timestamp and level is a log record whatever bytes follow.
 	if bytes.IndexByte(body, 0) >= 0 {
 		s.malformed += int64(n)
 		return nil
 	}
-	if !s.pending {
+	l := s.lane(source, false)
+	if !l.pending {
 		s.malformed += int64(n) // orphan continuation: its header was never seen
 		return nil
 	}
-	c := &s.bufs[s.cur]
+	c := &l.bufs[l.cur]
 	c.lines += n
 	if len(c.cont) >= MaxContBytes {
 		s.malformed += int64(n)
@@ -170,19 +209,30 @@ func (s *Splitter) add(body []byte, lineNo, n int) (rec *Record) {
 	return nil
 }
 
-// Flush returns the pending record, if any (end of input, or a live
-// follower that has been idle). CRI partial chunks still waiting for their
-// F chunk stay held.
+// Flush returns a pending record, if any (end of input, or a live follower
+// that has been idle); call it until it returns nil, as several sources may
+// each hold one. CRI partial chunks still waiting for their F chunk stay held.
 func (s *Splitter) Flush() *Record {
-	if !s.pending {
-		return nil
+	l := &s.plain
+	for i := 0; !l.pending; i++ {
+		if i == len(s.sources) {
+			return nil
+		}
+		l = s.sources[i]
 	}
-	s.pending = false
-	return s.bufs[s.cur].record(&s.out)
+	l.pending = false
+	return l.bufs[l.cur].record(&s.out)
 }
 
 // Pending reports whether a record is held.
-func (s *Splitter) Pending() bool { return s.pending }
+func (s *Splitter) Pending() bool {
+	for _, l := range s.sources {
+		if l.pending {
+			return true
+		}
+	}
+	return s.plain.pending
+}
 
 // Malformed returns the number of physical lines dropped as malformed so
 // far: continuation lines before any header (orphans), lines containing

@@ -20,7 +20,7 @@ func split(t *testing.T, lines ...string) ([]string, int64) {
 			add(r)
 		}
 	}
-	if r := s.Flush(); r != nil {
+	for r := s.Flush(); r != nil; r = s.Flush() {
 		add(r)
 	}
 	if s.Pending() {
@@ -32,6 +32,7 @@ func split(t *testing.T, lines ...string) ([]string, int64) {
 const (
 	h1 = "[2025-10-16 16:07:21,017] ERROR [ReplicaManager broker=1] Error processing append operation on partition t-0 (kafka.server.ReplicaManager)"
 	h2 = "[2025-10-16 16:07:21,018] INFO [Partition t-0 broker=1] ISR updated to 1,2  and version updated to 3 (kafka.cluster.Partition)"
+	h3 = "[2025-10-16 16:07:21,019] ERROR [ReplicaManager broker=2] Error processing append operation on partition t-1 (kafka.server.ReplicaManager)"
 	ex = "org.apache.kafka.common.errors.NotEnoughReplicasException: The size of the current ISR : 1 is insufficient"
 )
 
@@ -54,6 +55,12 @@ func TestSplitter(t *testing.T) {
 			[]string{"1/2|" + h1 + "|" + ex}, 0},
 		{"docker compose", []string{"kafka-1   | " + h1, "kafka-1   | " + ex, "kafka-2  | " + h2},
 			[]string{"1/2|" + h1 + "|" + ex, "3/1|" + h2 + "|"}, 0},
+		{"docker compose, two brokers interleaved", []string{"kafka-1  | " + h1, "kafka-2  | " + h3, "kafka-1  | " + ex, "kafka-2      | " + ex, "kafka-2  | " + h2},
+			[]string{"2/2|" + h3 + "|" + ex, "1/2|" + h1 + "|" + ex, "5/1|" + h2 + "|"}, 0},
+		{"docker compose, continuation of a source without a header", []string{"kafka-1 | " + h1, "kafka-2 | " + ex, h2},
+			[]string{"3/1|" + h2 + "|", "1/1|" + h1 + "|"}, 1},
+		{"a message with a bar is not a source", []string{h1, "ISR | is insufficient", h2},
+			[]string{"1/2|" + h1 + "|is insufficient", "3/1|" + h2 + "|"}, 0},
 		{"CRI full", []string{"2024-03-02T11:04:10.311234567Z stdout F " + h1, "2024-03-02T11:04:10.311234567Z stdout F " + ex},
 			[]string{"1/2|" + h1 + "|" + ex}, 0},
 		{"CRI partial chunks joined", []string{"2024-03-02T11:04:10.311Z stdout P " + h1[:40], "2024-03-02T11:04:10.311Z stdout P " + h1[40:90], "2024-03-02T11:04:10.311Z stdout F " + h1[90:], "2024-03-02T11:04:10.312Z stderr F " + h2},
@@ -118,5 +125,19 @@ func TestSplitterAliasing(t *testing.T) {
 	r = s.Push([]byte(h1))
 	if r == nil || string(r.First) != h2 {
 		t.Fatalf("want %q, got %q", h2, r.First)
+	}
+}
+
+// TestSplitterSourcesBounded: the number of compose sources kept apart is
+// bounded; the lines of further sources share the unprefixed record, as
+// before sources were told apart, and nothing is lost.
+func TestSplitterSourcesBounded(t *testing.T) {
+	var in []string
+	for i := range maxSources + 4 {
+		in = append(in, "svc-"+strconv.Itoa(i)+" | "+h1)
+	}
+	got, malformed := split(t, in...)
+	if len(got) != maxSources+4 || malformed != 0 {
+		t.Errorf("want %d records and 0 malformed, got %d and %d", maxSources+4, len(got), malformed)
 	}
 }

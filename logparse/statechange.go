@@ -1,7 +1,7 @@
 package logparse
 
 // Events of the "state.change.logger" (state-change.log), ident prefix
-// "[Broker id=<id>] " (catalog E12, E13, E15).
+// "[Broker id=<id>] ".
 
 // stateChange parses a "[Broker id=N] …" message.
 func (p *Parser) stateChange(ev *Event, m []byte) bool {
@@ -84,7 +84,7 @@ func epochAndHW(ev *Event, s []byte, sep string) ([]byte, bool) {
 	return s, ok
 }
 
-// E12 "Leader t-0 starts at leader epoch 5 from offset 100 with high
+// leaderStart reads "Leader t-0 starts at leader epoch 5 from offset 100 with high
 // watermark 90 ISR [1,2,3] addingReplicas [] removingReplicas []. …"
 // (2.8–3.2), and 3.3+ "Leader t-0 with topic id Some(…) starts at leader
 // epoch 4 from offset 1200 with partition epoch 9, high watermark 1200, ISR
@@ -120,7 +120,7 @@ func (p *Parser) leaderStart(ev *Event, s []byte) bool {
 	return true
 }
 
-// E13 "Follower t-0 starts at leader epoch 5 from offset 100 with high
+// followerStart reads "Follower t-0 starts at leader epoch 5 from offset 100 with high
 // watermark 90. …" (2.8–3.2), and 3.3+ "… with partition epoch 9 and high
 // watermark 1200. Current leader is 2. …".
 func (p *Parser) followerStart(ev *Event, s []byte) bool {
@@ -143,7 +143,7 @@ func (p *Parser) followerStart(ev *Event, s []byte) bool {
 	return true
 }
 
-// E15 "The topic partition t-0 was marked as RECOVERING. Marking the topic
+// recovering reads "The topic partition t-0 was marked as RECOVERING. Marking the topic
 // partition as RECOVERED." (3.2+, after an unclean election).
 func (p *Parser) recovering(ev *Event, s []byte) bool {
 	s, ok := cut(s, "The topic partition ")

@@ -2,7 +2,7 @@ package logparse
 
 import "bytes"
 
-// Follower truncation and HW regressions (catalog E5, E16, E17): the
+// Follower truncation and HW regressions the
 // ReplicaFetcherThread decision, the log's own truncation, and the leader
 // epoch cache.
 
@@ -44,7 +44,7 @@ func (p *Parser) fetcher(ev *Event, m []byte) bool {
 	return false
 }
 
-// E16a "t-0 to local high watermark N" (2.8–3.0) or "t-0 with
+// fetcherTruncation reads what follows "Truncating partition ": "t-0 to local high watermark N" (2.8–3.0) or "t-0 with
 // TruncationState(offset=N, completed=true) due to local high watermark M" /
 // "… due to leader epoch and offset EpochEndOffset(…)" (3.1+).
 func (p *Parser) fetcherTruncation(ev *Event, s []byte) bool {
@@ -115,7 +115,7 @@ func (p *Parser) resetFetchOffset(ev *Event, s []byte) bool {
 	return true
 }
 
-// E16c "[future ]t-0 to offset 5117 below high watermark 5120" (fetcher
+// truncationBelowHW reads "[future ]t-0 to offset 5117 below high watermark 5120" (fetcher
 // ≤4.1, UnifiedLog 4.2+).
 func (p *Parser) truncationBelowHW(ev *Event, s []byte) bool {
 	s, _ = cut(s, "future ")
@@ -144,8 +144,10 @@ func (p *Parser) unifiedLog(ev *Event, m []byte) bool {
 	if !ok {
 		return false
 	}
+	// The name runs to the ", dir=" that follows it: a space inside it is
+	// part of an illegal name, which setTopicPartition rejects.
 	end := 0
-	for end < len(m) && m[end] != ',' && m[end] != ']' && m[end] != ' ' {
+	for end < len(m) && m[end] != ',' && m[end] != ']' {
 		end++
 	}
 	if !p.setTopicPartition(ev, m[:end]) {
@@ -206,8 +208,7 @@ func (p *Parser) epochCache(ev *Event, m []byte) bool {
 	if end < 0 {
 		return false
 	}
-	tp, _ := word(m[:end])
-	if !p.setTopicPartition(ev, tp) {
+	if !p.setTopicPartition(ev, m[:end]) {
 		return false
 	}
 	s, ok := cut(m[end:], "] ")

@@ -7,7 +7,7 @@ import (
 )
 
 // BenchmarkVerifyGenlog measures `verify` end to end (read, split, parse, check)
-// on a genlog.py file. VERIFY_BENCH_FILE points at a prepared file (docs/bench.sh
+// on a generated log (internal/genlog). VERIFY_BENCH_FILE points at a prepared file (docs/bench.sh
 // makes a 1 GB one); without it a 200k-line file is generated.
 func BenchmarkVerifyGenlog(b *testing.B) {
 	path := os.Getenv("VERIFY_BENCH_FILE")

@@ -120,6 +120,7 @@ func (s *stream) advance() error {
 		if s.rc == nil {
 			if s.idx == len(s.files) {
 				s.done = true
+				s.st.Malformed += s.parser.Malformed() // records naming an illegal topic
 				return nil
 			}
 			if err := s.open(s.files[s.idx]); err != nil {

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
@@ -110,7 +111,9 @@ func runVerify(paths []string, loc *time.Location, stdin io.Reader) (*verifyRepo
 		Lines:           st.Lines,
 		Records:         st.Records,
 		UnparsedRecords: st.Records - st.Parsed,
-		MalformedLines:  st.Malformed + st.CutLines,
+		// A line the reader cut is over the Splitter's bound too, which
+		// counted it already: adding st.CutLines would count it twice.
+		MalformedLines: st.Malformed,
 	}
 	for _, t := range logparse.Types() {
 		rep.Events[t.String()] = st.EventCount[t]
@@ -143,13 +146,13 @@ var passedWords = map[string]string{
 
 func writeVerifyText(w io.Writer, paths []string, rep *verifyReport) {
 	fmt.Fprintln(w, "=== Kafka Replication Protocol Verification ===")
-	fmt.Fprintf(w, "Analyzing: %s\n", strings.Join(orderInputs(paths), " "))
+	fmt.Fprintf(w, "Analyzing: %s\n", terminalSafe(strings.Join(orderInputs(paths), " ")))
 	fmt.Fprintf(w, "Read %d lines, %d records, %d replication events, %d malformed lines skipped\n\n",
 		rep.Lines, rep.Records, rep.Records-rep.UnparsedRecords, rep.MalformedLines)
 	for i, ir := range rep.Invariants {
 		fmt.Fprintf(w, "[Invariant %d] %s (%s)\n", i+1, invariantTitles[ir.Name], ir.Name)
 		for _, ex := range ir.Examples {
-			fmt.Fprintf(w, "VIOLATION: %s\n  %s:%d: %s\n", ex.Detail, ex.File, ex.Line, ex.Text)
+			fmt.Fprintf(w, "VIOLATION: %s\n  %s:%d: %s\n", terminalSafe(ex.Detail), terminalSafe(ex.File), ex.Line, terminalSafe(ex.Text))
 		}
 		switch ir.Status {
 		case statusFailed:
@@ -166,6 +169,36 @@ func writeVerifyText(w io.Writer, paths []string, rep *verifyReport) {
 	} else {
 		fmt.Fprintln(w, "Result: PASSED")
 	}
+}
+
+// terminalSafe escapes what a terminal would act on instead of printing:
+// C0 controls (ESC starts the sequences that recolour, move the cursor or
+// set the window title), DEL, C1 controls and bytes that are not UTF-8, as
+// \x1b or \u009b. A log line is input from anyone who can reach the broker,
+// and the text report is read on a terminal.
+func terminalSafe(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	const hex = "0123456789abcdef"
+	b := append(make([]byte, 0, len(s)+16), s[:i]...)
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1, r < 0x20, r == 0x7f:
+			b = append(b, '\\', 'x', hex[s[i]>>4], hex[s[i]&0xf])
+		case r >= 0x80 && r <= 0x9f:
+			b = append(b, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
+		default:
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b)
 }
 
 func writeVerifyJSON(w io.Writer, rep *verifyReport) error {

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/genlog"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // runCLI runs the program in-process and returns its exit code and output.
@@ -40,68 +42,62 @@ func invariant(rep verifyReport, name string) invariantReport {
 	return invariantReport{}
 }
 
-// genlogManifest runs the seed's log generator (shared/bench/genlog.py, next to
-// the repository) and returns the log and the counts it injected.
-func genlogManifest(t *testing.T, lines, seed string) (string, map[string]int64) {
+// genlogFile writes a synthetic broker log (internal/genlog) and returns its
+// path and what it holds.
+func genlogFile(t *testing.T, o genlog.Options) (string, genlog.Manifest) {
 	t.Helper()
-	script, _ := filepath.Abs("../../../shared/bench/genlog.py")
-	if _, err := os.Stat(script); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("want %s (shared/ beside the clone): %v", script, err)
-		}
-		t.Skipf("genlog.py not found at %s", script)
-	}
-	dir := t.TempDir()
-	logPath, manPath := filepath.Join(dir, "g.log"), filepath.Join(dir, "m.json")
-	cmd := exec.Command("python3", script, "--lines", lines, "--seed", seed, "--out", logPath, "--manifest", manPath)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("genlog.py: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(manPath)
+	p := filepath.Join(t.TempDir(), "server.log")
+	f, err := os.Create(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]int64
-	if err := json.Unmarshal(b, &m); err != nil {
+	m, err := genlog.Write(f, o)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	return logPath, m
+	return p, m
 }
 
-// The acceptance test of the foundation issue: verify reports exactly the counts
-// genlog.py injected — the numbers the seed's script prints, plus the new invariants.
+// verify reports exactly what the generator wrote: every event type, every
+// invariant's checks and violations, the lines and records read.
 func TestVerifyMatchesGenlogManifest(t *testing.T) {
-	logPath, m := genlogManifest(t, "200000", "7")
+	logPath, m := genlogFile(t, genlog.Options{Lines: 200_000, Seed: 7, Violations: 3})
 	code, rep := verifyJSON(t, logPath)
 	if code != exitViolation {
-		t.Errorf("want exit %d (the manifest injects violations), got %d", exitViolation, code)
+		t.Errorf("want exit %d (the generator injects violations), got %d", exitViolation, code)
 	}
-	checks := []struct {
-		what string
-		want int64
-		got  int64
-	}{
-		{"hw_updates (events)", m["hw_updates"], rep.Events["hw_update"]},
-		{"hw_updates (checked)", m["hw_updates"], invariant(rep, "hw_monotonic").Checked},
-		{"hw_violations", m["hw_violations"], invariant(rep, "hw_monotonic").Violations},
-		{"isr_updates (events)", m["isr_updates"], rep.Events["isr_update"]},
-		{"isr_updates (versioned)", m["isr_updates"], invariant(rep, "isr_change_versioned").Checked},
-		{"version_violations", m["version_violations"], invariant(rep, "partition_epoch_monotonic").Violations},
-		{"minisr_rejections (events)", m["minisr_rejections"], rep.Events["produce_rejected_min_isr"]},
-		{"minisr_rejections (checked)", m["minisr_rejections"], invariant(rep, "min_isr_enforced").Checked},
-		{"minisr_violations", m["minisr_violations"], invariant(rep, "min_isr_enforced").Violations},
-		{"complete_acks", m["complete_acks"], invariant(rep, "isr_acks_complete").Checked},
-		{"lines", m["lines"], rep.Lines},
+	if rep.Lines != m.Lines || rep.Records != m.Records || rep.MalformedLines != 0 {
+		t.Errorf("want %d lines, %d records, 0 malformed, got %d, %d, %d", m.Lines, m.Records, rep.Lines, rep.Records, rep.MalformedLines)
 	}
-	for _, c := range checks {
-		if c.want != c.got {
-			t.Errorf("%s: want %d, got %d", c.what, c.want, c.got)
+	for name, want := range m.Events {
+		if got := rep.Events[name]; got != want {
+			t.Errorf("%s events: want %d, got %d", name, want, got)
 		}
 	}
+	for _, inv := range logparse.Invariants() {
+		want, ir := m.Invariants[inv.String()], invariant(rep, inv.String())
+		if ir.Checked != want.Checked || ir.Violations != want.Violations {
+			t.Errorf("%s: want %d checked, %d violations, got %d and %d", inv, want.Checked, want.Violations, ir.Checked, ir.Violations)
+		}
+		status := statusPassed
+		switch {
+		case want.Violations > 0 && !inv.Informational():
+			status = statusFailed
+		case want.Checked == 0:
+			status = statusSkipped
+		}
+		if ir.Status != status {
+			t.Errorf("%s: want %s, got %s", inv, status, ir.Status)
+		}
+	}
+	// The mix injects each kind of violation and leaves unclean elections out.
 	for name, status := range map[string]string{
-		"hw_monotonic": statusFailed, "isr_change_versioned": statusPassed, "partition_epoch_monotonic": statusFailed,
-		"min_isr_enforced": statusFailed, "isr_acks_complete": statusPassed, "no_truncation_below_hw": statusPassed,
-		"no_unclean_election": statusSkipped, "hw_stall_under_min_isr": statusSkipped,
+		"hw_monotonic": statusFailed, "partition_epoch_monotonic": statusFailed, "min_isr_enforced": statusFailed,
+		"isr_change_versioned": statusPassed, "isr_acks_complete": statusPassed, "no_truncation_below_hw": statusPassed,
+		"hw_stall_under_min_isr": statusPassed, "no_unclean_election": statusSkipped,
 	} {
 		if got := invariant(rep, name).Status; got != status {
 			t.Errorf("%s: want %s, got %s", name, status, got)
@@ -126,6 +122,40 @@ func TestVerifyTextReportsLikeTheSeed(t *testing.T) {
 	for _, want := range []string{"VIOLATION: HW decreased from 89 to 80", p + ":2: ", "FAILED: 1 violations in 2 checks", "SKIPPED: no ISR ack traces found"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %q in the text report, got:\n%s", want, out)
+		}
+	}
+}
+
+// A log line is input from anyone who can reach the broker: its escape
+// sequences are shown, not acted on, by the terminal reading the report.
+func TestVerifyTextEscapesTerminalControls(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "server.log")
+	os.WriteFile(p, []byte(strings.Join([]string{
+		"[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=88, segment=[16:76938]) to (offset=89, segment=[16:78032]) (kafka.cluster.Partition)",
+		"[2025-10-16 15:57:12,624] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=89, segment=[16:78032]) to (offset=80, segment=[\x1b]0;pwned\x07\x1b[2J\r\x7f\xc2\x9b31m\xff:79126]) (kafka.cluster.Partition)",
+	}, "\n")+"\n"), 0o644)
+	_, out, _ := runCLI(t, "", "verify", p)
+	for i := 0; i < len(out); i++ {
+		if c := out[i]; c < 0x20 && c != '\n' || c == 0x7f || c == 0xc2 && i+1 < len(out) && out[i+1] == 0x9b || c == 0xff {
+			t.Fatalf("want no raw control byte in the report, got %#x at %d in:\n%q", c, i, out)
+		}
+	}
+	if want := `segment=[\x1b]0;pwned\x07\x1b[2J\x0d\x7f\u009b31m\xff:79126]`; !strings.Contains(out, want) {
+		t.Errorf("want the line quoted as %s, got:\n%s", want, out)
+	}
+}
+
+func TestTerminalSafe(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain [text] (x)":         "plain [text] (x)",
+		"tab\there":                `tab\x09here`,
+		"utf-8 ü ✓ stays":          "utf-8 ü ✓ stays",
+		"\x1b[31mred\x1b[0m":       `\x1b[31mred\x1b[0m`,
+		"del\x7f c1\u009b bad\xfe": `del\x7f c1\u009b bad\xfe`,
+	} {
+		if got := terminalSafe(in); got != want {
+			t.Errorf("terminalSafe(%q): want %s, got %s", in, want, got)
 		}
 	}
 }
@@ -196,8 +226,32 @@ func TestVerifyBadInput(t *testing.T) {
 	})
 	t.Run("50 MB single line", func(t *testing.T) {
 		code, rep := verifyJSON(t, filepath.Join(dir, "oneline.log"))
-		if code != exitOK || rep.Lines != 1 || rep.MalformedLines == 0 {
+		if code != exitOK || rep.Lines != 1 || rep.MalformedLines != 1 {
 			t.Errorf("want exit 0, 1 line counted malformed, got %d lines=%d malformed=%d", code, rep.Lines, rep.MalformedLines)
+		}
+	})
+	t.Run("over-long lines count once each", func(t *testing.T) {
+		// One over the reader's bound (cut twice: by the reader, then the
+		// Splitter) and one over the Splitter's only. The report counts the
+		// Splitter's cuts alone, which holds while the reader's bound is the
+		// larger.
+		if maxLineBytes < logparse.MaxLineBytes {
+			t.Fatalf("the reader's bound %d is under the Splitter's %d: cut lines would go uncounted", maxLineBytes, logparse.MaxLineBytes)
+		}
+		hw := "[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=1, segment=[1:1]) to (offset=2, segment=[1:2]) (kafka.cluster.Partition)\n"
+		p := filepath.Join(dir, "long.log")
+		os.WriteFile(p, []byte(hw+strings.Repeat("y", 2<<20)+"\n"+"[2025-10-16 15:57:12,615] INFO x"+strings.Repeat(" z", 50<<10)+"\n"), 0o644)
+		code, rep := verifyJSON(t, p)
+		if code != exitOK || rep.Lines != 3 || rep.MalformedLines != 2 {
+			t.Errorf("want exit 0, 3 lines, 2 malformed, got %d lines=%d malformed=%d", code, rep.Lines, rep.MalformedLines)
+		}
+	})
+	t.Run("illegal topic is malformed, not an event", func(t *testing.T) {
+		p := filepath.Join(dir, "topic.log")
+		os.WriteFile(p, []byte("[2025-10-16 15:57:12,614] DEBUG [Partition ord\xff\xfeers-1 broker=1] High watermark updated from (offset=1, segment=[1:1]) to (offset=2, segment=[1:2]) (kafka.cluster.Partition)\n"), 0o644)
+		code, rep := verifyJSON(t, p)
+		if code != exitOK || rep.Events["hw_update"] != 0 || rep.MalformedLines != 1 {
+			t.Errorf("want exit 0, no event, 1 malformed, got %d events=%v malformed=%d", code, rep.Events["hw_update"], rep.MalformedLines)
 		}
 	})
 	t.Run("stdin", func(t *testing.T) {
@@ -310,5 +364,15 @@ func TestVerifyRealBrokerLogs(t *testing.T) {
 		if got := strings.Join(failed, ","); got != want {
 			t.Errorf("%s: want failed [%s], got [%s]", filepath.Base(p), want, got)
 		}
+	}
+}
+
+// docker compose output of two brokers interleaves their lines: each
+// NotEnoughReplicas exception joins the header of its own broker, and every
+// rejection is counted (read through to the end of the file).
+func TestVerifyMergedComposeLog(t *testing.T) {
+	code, rep := verifyJSON(t, "../../logparse/testdata/layout-compose-interleaved.log")
+	if code != exitOK || rep.Events["produce_rejected_min_isr"] != 3 || rep.Events["hw_update"] != 1 || rep.MalformedLines != 0 {
+		t.Errorf("want exit 0, 3 rejections, 1 HW update, 0 malformed, got %d %v %d", code, rep.Events, rep.MalformedLines)
 	}
 }
