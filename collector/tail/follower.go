@@ -310,16 +310,11 @@ func (f *Follower) commit() {
 // queueing any file rotated in between (several rotations between two
 // polls), so that none is skipped.
 func (f *Follower) rotate(deliver func([]byte)) error {
-	nf, err := os.Open(f.path)
+	nf, ni, err := openRegular(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // gone again; the next poll looks again
 	}
 	if err != nil {
-		return err
-	}
-	ni, err := nf.Stat()
-	if err != nil {
-		nf.Close()
 		return err
 	}
 	old := f.curInfo
@@ -337,19 +332,18 @@ func (f *Follower) rotate(deliver func([]byte)) error {
 
 // openRolled opens the given rolled files, skipping any that is the live
 // file or that changed identity between stat and open.
-func (f *Follower) openRolled(files []rolledFile, live os.FileInfo) []queued {
+func (f *Follower) openRolled(files []*rolledFile, live os.FileInfo) []queued {
 	var q []queued
 	for _, rf := range files {
 		if live != nil && os.SameFile(rf.info, live) {
 			continue
 		}
-		fh, err := os.Open(rf.name)
+		fh, fi, err := openRegular(rf.name)
 		if err != nil {
 			f.log.Warn("cannot open rolled file", "rolled", rf.name, "err", err)
 			continue
 		}
-		fi, err := fh.Stat()
-		if err != nil || !os.SameFile(fi, rf.info) {
+		if !os.SameFile(fi, rf.info) {
 			fh.Close()
 			continue
 		}

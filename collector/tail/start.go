@@ -14,7 +14,7 @@ func (f *Follower) openLive() error {
 	if first && f.opts.Start != nil {
 		return f.resume(*f.opts.Start)
 	}
-	fh, err := os.Open(f.path)
+	fh, fi, err := openRegular(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if first {
 			f.log.Info("waiting for the file to appear")
@@ -23,11 +23,6 @@ func (f *Follower) openLive() error {
 		return nil
 	}
 	if err != nil {
-		return err
-	}
-	fi, err := fh.Stat()
-	if err != nil {
-		fh.Close()
 		return err
 	}
 	f.started = true
@@ -57,16 +52,9 @@ func (f *Follower) resume(p Position) error {
 		// head fingerprint, checked next, is what really identifies.
 		return ino == p.Inode && (dev == p.Dev || p.HeadLen > 0)
 	}
-	live, err := os.Open(f.path)
+	live, liveInfo, err := openRegular(f.path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
-	}
-	var liveInfo os.FileInfo
-	if live != nil {
-		if liveInfo, err = live.Stat(); err != nil {
-			live.Close()
-			return err
-		}
 	}
 	f.started = true
 
@@ -83,7 +71,7 @@ func (f *Follower) resume(p Position) error {
 	}
 
 	if found, newer, ok := rolledAfter(f.path, saved); ok {
-		rolled := f.openRolled([]rolledFile{found}, liveInfo)
+		rolled := f.openRolled([]*rolledFile{found}, liveInfo)
 		if len(rolled) == 1 && hasHead(rolled[0].f, p) && found.info.Size() >= p.Offset {
 			rolled[0].from = p.Offset
 			f.backlog = append(rolled, f.openRolled(newer, liveInfo)...)
