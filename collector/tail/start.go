@@ -46,17 +46,30 @@ func (f *Follower) openLive() error {
 // loses nor repeats lines. When the saved file is gone, the live file is
 // read from its beginning and the miss counted.
 func (f *Follower) resume(p Position) error {
+	live, liveInfo, err := openRegular(f.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f.started = true
+	startOver := func(msg string, args ...any) error {
+		f.stats.resumeMisses.Add(1)
+		f.log.Warn(msg, args...)
+		if live != nil {
+			f.setCur(live, liveInfo, true, 0)
+		}
+		return nil
+	}
+	if err := p.check(); err != nil {
+		// Not a position this package saved: nothing in it can be
+		// trusted to find a file or an offset.
+		return startOver("saved position is damaged: reading the live file from the beginning", "err", err)
+	}
 	saved := func(fi os.FileInfo) bool {
 		dev, ino := fileID(fi)
 		// The device number can change across a reboot or remount; the
 		// head fingerprint, checked next, is what really identifies.
 		return ino == p.Inode && (dev == p.Dev || p.HeadLen > 0)
 	}
-	live, liveInfo, err := openRegular(f.path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	f.started = true
 
 	if live != nil && saved(liveInfo) {
 		if hasHead(live, p) && liveInfo.Size() >= p.Offset {
@@ -85,23 +98,15 @@ func (f *Follower) resume(p Position) error {
 			q.f.Close()
 		}
 	}
-
-	f.stats.resumeMisses.Add(1)
-	f.log.Warn("saved position matches no file: reading the live file from the beginning; lines rotated away while we were down are lost",
+	return startOver("saved position matches no file: reading the live file from the beginning; lines rotated away while we were down are lost",
 		"inode", p.Inode, "offset", p.Offset)
-	if live != nil {
-		f.setCur(live, liveInfo, true, 0)
-	}
-	return nil
 }
 
-// hasHead reports whether fh starts with the bytes p was saved with.
+// hasHead reports whether fh starts with the bytes p was saved with; p has
+// passed check.
 func hasHead(fh *os.File, p Position) bool {
 	if p.HeadLen == 0 {
 		return true
-	}
-	if p.HeadLen > headSize {
-		return false
 	}
 	b := make([]byte, p.HeadLen)
 	n, _ := fh.ReadAt(b, 0)
