@@ -13,6 +13,7 @@ import (
 
 // Defaults for Options fields left zero.
 const (
+	// DefaultPollInterval is how often a caller is expected to call Poll.
 	DefaultPollInterval = 250 * time.Millisecond
 	DefaultMaxLineBytes = 1 << 20
 	readBufferSize      = 128 << 10
@@ -22,39 +23,41 @@ const (
 	headSize = 256
 )
 
-// ErrClosed is returned by Poll after Close (or after Run returned).
+// ErrClosed is returned by Poll after Close.
 var ErrClosed = errors.New("tail: follower closed")
 
 // Options configure a Follower. The zero value follows from the end of the
-// file, polls every 250 ms and cuts lines at 1 MiB.
+// file and cuts lines at 1 MiB.
 type Options struct {
 	// FromBeginning starts at offset 0 instead of the end of the file.
 	FromBeginning bool
 	// Start resumes from a saved position; it wins over FromBeginning.
 	Start *Position
-	// PollInterval is how often Run looks at the file without a wake-up.
+	// PollInterval is not used: the caller decides when to Poll.
+	//
+	// Deprecated: kept so that existing callers build; leave it out.
 	PollInterval time.Duration
 	// MaxLineBytes bounds a line; longer lines are delivered cut to this
 	// length and counted in Stats.CutLines.
 	MaxLineBytes int
 	// Logger receives rotations, truncations and errors. Nil discards.
 	Logger *slog.Logger
-	// UseFsnotify adds an inotify watch on the parent directory as a
-	// wake-up hint; polling continues regardless, and a watcher that
-	// cannot be created only means we poll.
-	UseFsnotify bool
 }
 
 // A Follower reads one file by name, like `tail -F`: it follows the name
 // across rename and copytruncate rotations and delivers every complete line
-// once. Poll and Run must not be called concurrently; Position and Stats may
-// be called from any goroutine.
+// once. The caller calls Poll, from one goroutine at a time, every
+// DefaultPollInterval or so; Position and Stats may be called from any
+// goroutine.
 type Follower struct {
 	path string
 	opts Options
 	log  *slog.Logger
 
-	pipe io.Reader // set when following a pipe: no seeking, no rotation
+	// Set when following a pipe: no seeking, no rotation.
+	pipe      io.Reader
+	pipeIn    *pipeReader // started by the first Poll
+	pipeSpare []byte
 
 	// The file being read and the files queued to be read after it: rolled
 	// files found at resume or rotation, then the live file. Only the live
@@ -117,9 +120,6 @@ func NewPipe(name string, r io.Reader, opts Options) *Follower {
 }
 
 func newFollower(path string, opts Options) *Follower {
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = DefaultPollInterval
-	}
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = DefaultMaxLineBytes
 	}
@@ -158,6 +158,9 @@ func (f *Follower) Close() error {
 		q.f.Close()
 	}
 	f.backlog = nil
+	if f.pipeIn != nil {
+		f.pipeIn.close()
+	}
 	if f.pipe == nil {
 		f.stats.ready.Store(false)
 	}
@@ -168,8 +171,9 @@ func (f *Follower) Close() error {
 // the complete lines, then checks the path for rotation and the file for
 // truncation, following either before returning. It returns nil when there
 // is nothing more to read for now; errors (a stat that fails, a permission
-// problem) are worth logging and retrying, never fatal. On a pipe, Poll
-// blocks until some data arrives and returns io.EOF at its end.
+// problem) are worth retrying, never fatal; the follower logs them once
+// per change and shows them in Stats. On a pipe, Poll delivers what has
+// arrived without waiting for more, and returns io.EOF at its end.
 //
 // The line passed to deliver is only valid during the call.
 func (f *Follower) Poll(deliver func(line []byte)) error {

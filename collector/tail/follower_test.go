@@ -3,7 +3,6 @@ package tail
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,34 +214,6 @@ func TestBinaryJunkDoesNotPanic(t *testing.T) {
 	mustPoll(t, f, got.deliver)
 	if len(got) != 3000 { // three '\n' per junk block; the trailing 0xc3 is held
 		t.Fatalf("%d lines", len(got))
-	}
-}
-
-func TestPipeIsReadToItsEnd(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var got lines
-	f := NewPipe("-", r, Options{})
-	w.WriteString("2025-10-16T15:57:12.614Z stdout F one\ntw")
-	mustPoll(t, f, got.deliver)
-	equal(t, "first read", got.take(), []string{"2025-10-16T15:57:12.614Z stdout F one"})
-	w.WriteString("o\nlast, unterminated")
-	w.Close()
-	for {
-		err := f.Poll(got.deliver)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	equal(t, "to the end", got.take(), []string{"two", "last, unterminated"})
-	if p := f.Position(); p.Path != "-" || p.Offset != 60 {
-		t.Fatalf("position %+v", p)
 	}
 }
 
