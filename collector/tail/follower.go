@@ -180,9 +180,18 @@ func (f *Follower) Poll(deliver func(line []byte)) error {
 	if f.closed {
 		return ErrClosed
 	}
+	var err error
 	if f.pipe != nil {
-		return f.pollPipe(deliver)
+		err = f.pollPipe(deliver)
+	} else {
+		err = f.pollFile(deliver)
 	}
+	f.stats.setReason(reasonFor(err), err, f.log)
+	return err
+}
+
+// pollFile is Poll for a file followed by name.
+func (f *Follower) pollFile(deliver func([]byte)) error {
 	for {
 		if f.cur == nil && len(f.backlog) == 0 {
 			if err := f.openLive(); err != nil {
@@ -190,9 +199,6 @@ func (f *Follower) Poll(deliver func(line []byte)) error {
 			}
 		}
 		if f.cur == nil {
-			if len(f.backlog) == 0 {
-				return nil // waiting for the file to appear
-			}
 			f.advance()
 		}
 		if f.curLive {
@@ -220,6 +226,11 @@ func (f *Follower) Poll(deliver func(line []byte)) error {
 		}
 		if err != nil {
 			return err
+		}
+		if !fi.Mode().IsRegular() {
+			// Keep reading the old file, as in the ENOENT window, until
+			// a regular file is back at the path.
+			return &notRegularError{f.path, fi.Mode()}
 		}
 		if os.SameFile(fi, f.curInfo) {
 			return nil

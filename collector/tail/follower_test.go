@@ -3,6 +3,7 @@ package tail
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,15 +86,17 @@ func TestFileAbsentAtStartIsWaitedForAndReadFromZero(t *testing.T) {
 	var got lines
 	f := New(path, Options{}) // default "end of file" applies to a file present at start only
 	defer f.Close()
-	mustPoll(t, f, got.deliver)
-	if f.Stats().Ready {
-		t.Fatal("Ready without a file")
+	if err := f.Poll(got.deliver); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Poll without the file = %v", err)
+	}
+	if st := f.Stats(); st.Ready || st.Reason != ReasonNotFound {
+		t.Fatalf("without a file: %+v", st)
 	}
 	writeFile(t, path, "a\nb\n")
 	mustPoll(t, f, got.deliver)
 	equal(t, "lines", got.take(), []string{"a", "b"})
-	if !f.Stats().Ready {
-		t.Fatal("not Ready with the file open")
+	if st := f.Stats(); !st.Ready || st.Reason != "" {
+		t.Fatalf("with the file open: %+v", st)
 	}
 }
 

@@ -8,19 +8,18 @@ import (
 
 // openLive opens the file at path when nothing is open. The first time it
 // applies the start option (end of file, beginning, or a saved Position);
-// later it is a file that appeared after we waited for it, read from 0.
+// later it is a file that appeared after we waited for it, read from 0. A
+// missing file, or something else than a file at the path, is waited for
+// (and reported); a file we may not read is retried with the start option.
 func (f *Follower) openLive() error {
 	first := !f.started
 	if first && f.opts.Start != nil {
 		return f.resume(*f.opts.Start)
 	}
 	fh, fi, err := openRegular(f.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		if first {
-			f.log.Info("waiting for the file to appear")
-		}
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotRegular) {
 		f.started = true
-		return nil
+		return err
 	}
 	if err != nil {
 		return err
