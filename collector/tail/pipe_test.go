@@ -100,7 +100,11 @@ func TestPipeAtDiskSpeed(t *testing.T) {
 	f := NewPipe("-", r, Options{})
 	defer f.Close()
 	start := time.Now()
-	pollPipeToEnd(t, f, DefaultPollInterval, 5*time.Second, seq.deliver)
+	deadline := 5 * time.Second
+	if raceEnabled {
+		deadline = 5 * time.Minute
+	}
+	pollPipeToEnd(t, f, DefaultPollInterval, deadline, seq.deliver)
 	if seq.seen != n {
 		t.Fatalf("delivered %d lines, wrote %d", seq.seen, n)
 	}
