@@ -89,14 +89,29 @@ func TestResumeAfterRollsWhileDown(t *testing.T) {
 			for rolls := 1; rolls <= 3; rolls++ {
 				for _, max := range []int{4, 10} {
 					name := fmt.Sprintf("%s/%s/%d rolls/max %d", ap.name, mode, rolls, max)
-					t.Run(name, func(t *testing.T) { resumeAfterRolls(t, ap, mode, rolls, max) })
+					t.Run(name, func(t *testing.T) { resumeAfterRolls(t, ap, mode, rolls, max, true) })
 				}
 			}
 		}
 	}
 }
 
-func resumeAfterRolls(t *testing.T, ap appender, mode string, rolls, max int) {
+// TestFollowRollsBetweenPolls is the same while the exporter runs: the
+// rolls happen between two polls.
+func TestFollowRollsBetweenPolls(t *testing.T) {
+	for _, ap := range appenders {
+		for _, mode := range []string{mtimesAsWritten, mtimesEqual} {
+			for rolls := 1; rolls <= 3; rolls++ {
+				name := fmt.Sprintf("%s/%s/%d rolls", ap.name, mode, rolls)
+				t.Run(name, func(t *testing.T) { resumeAfterRolls(t, ap, mode, rolls, 4, false) })
+			}
+		}
+	}
+}
+
+// resumeAfterRolls stops (down) or only pauses polling in the middle of the
+// live file, rolls it, and checks every line after the stop arrives once.
+func resumeAfterRolls(t *testing.T, ap appender, mode string, rolls, max int, down bool) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "server.log")
 	store := NewPositionStore(filepath.Join(dir, "positions.json"))
@@ -120,7 +135,14 @@ func resumeAfterRolls(t *testing.T, ap appender, mode string, rolls, max int) {
 	w.write(100)
 	seq := &sequence{t: t, prefix: w.prefix, exact: true, next: 200}
 	rest := w.writeHalf()
-	stopAt(t, path, seq, store)
+	var f *Follower
+	if down {
+		stopAt(t, path, seq, store)
+	} else {
+		f = New(path, Options{FromBeginning: true})
+		defer f.Close()
+		mustPoll(t, f, seq.deliver)
+	}
 	w.writeRaw(rest)
 	w.write(30) // lands in the saved file after the position
 	for i := range rolls {
@@ -159,8 +181,12 @@ func resumeAfterRolls(t *testing.T, ap appender, mode string, rolls, max int) {
 		}
 	}
 
-	f := restart(t, path, seq, store)
-	defer f.Close()
+	if down {
+		f = restart(t, path, seq, store)
+		defer f.Close()
+	} else {
+		mustPoll(t, f, seq.deliver)
+	}
 	if want := w.next - 200; seq.seen != want {
 		t.Fatalf("delivered %d lines, want %d (files, oldest first: %v)", seq.seen, want, rolled)
 	}
