@@ -112,20 +112,25 @@ func SortRolled(base string, names []string, open func(string) (io.ReadCloser, e
 	}
 }
 
-// orderRolled sorts the rolled copies of base oldest first. The evidence, in
-// the order it is trusted:
+// orderRolled sorts the rolled copies of base oldest first. Names that carry
+// a date or a timestamp (server.log.2025-10-16-14, 0.log.20251016-155712)
+// sort as they read: the roller wrote them once, while a copy or a restore
+// can change every mtime. When plain numbers are among the names, the
+// evidence, in the order it is trusted, is:
 //
 //  1. modification time: a rolled file is not written after it rolls, so
 //     the file rolled last was written last;
 //  2. among files whose mtimes are within sameMtime of each other, the
 //     timestamp of their first log line (log4j's [yyyy-MM-dd HH:mm:ss,SSS],
 //     or the RFC 3339 time of a container runtime's line);
-//  3. then the names: dates and timestamps in a name sort as they read,
-//     and a plain number follows the convention the other files show
-//     (pairs told apart by 1 or 2), or log4j 1.x's (.1 newest) when
-//     nothing shows one.
+//  3. then the names: a plain number follows the convention the other
+//     files show (pairs told apart by 1 or 2), or log4j 1.x's (.1 newest)
+//     when nothing shows one; dated names come before numbered ones.
 func orderRolled(base string, files []*rolledFile) {
 	slices.SortStableFunc(files, func(a, b *rolledFile) int { return naturalCompare(a.name, b.name) })
+	if !slices.ContainsFunc(files, func(rf *rolledFile) bool { _, numbered := rolledIndex(base, rf.name); return numbered }) {
+		return
+	}
 	slices.SortStableFunc(files, func(a, b *rolledFile) int { return modTime(a).Compare(modTime(b)) })
 
 	// Groups of files whose mtimes do not tell them apart: chains of

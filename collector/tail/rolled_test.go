@@ -239,9 +239,16 @@ func TestSortRolled(t *testing.T) {
 			}
 		})
 	}
+	// Dated names sort as they read, whatever a copy did to the mtimes.
+	older := write(".2025-10-16-09", 1000, same.Add(time.Minute))
+	newer := write(".2025-10-16-10", 2000, same)
+	names := []string{newer, older}
+	SortRolled(base, names, nil)
+	equal(t, "dated, mtimes reversed", names, []string{older, newer})
+
 	// Names only (the files do not exist): dates as they read, numbers in
 	// log4j 1.x's convention.
-	names := []string{base + ".1", base + ".3", base + ".2"}
+	names = []string{base + ".1", base + ".3", base + ".2"}
 	SortRolled(base, names, nil)
 	equal(t, "names only", names, []string{base + ".3", base + ".2", base + ".1"})
 }
