@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/IBM/sarama v1.61.1
 	github.com/alecthomas/kingpin/v2 v2.4.0
-	github.com/fsnotify/fsnotify v1.10.1
 	github.com/klauspost/compress v1.20.3
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3

@@ -10,8 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
-	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
 )
 
 // maxLineBytes bounds the memory one physical line may take. The rest of a longer
@@ -19,9 +19,9 @@ import (
 // 1 MiB, not 50 MB.
 const maxLineBytes = 1 << 20
 
-// rolledSuffix matches the names log4j gives closed files: hourly
+// rolledSuffix matches the names log4j gives closed files: daily or hourly
 // server.log.2025-10-16-15 (optionally .gz), or size-based server.log.1.
-var rolledSuffix = regexp.MustCompile(`^(.*)\.(\d{4}-\d{2}-\d{2}-\d{2}|\d+)(\.gz)?$`)
+var rolledSuffix = regexp.MustCompile(`^(.*)\.(\d{4}-\d{2}-\d{2}(?:-\d{2})?|\d+)(\.gz)?$`)
 
 // orderInputs is groupInputs flattened: every file in the order it is read.
 func orderInputs(paths []string) []string {
@@ -33,8 +33,8 @@ func orderInputs(paths []string) []string {
 }
 
 // groupInputs groups rotated files by the log they belong to, in the order they
-// were written: for every base name, its rolled files oldest first, then the
-// live file. Groups keep the order in which the user named them; stdin ("-") is
+// were written: for every base name, its rolled files oldest first (in the
+// follower's order, tail.SortRolled), then the live file. Groups keep the order in which the user named them; stdin ("-") is
 // a group of its own.
 func groupInputs(paths []string) [][]string {
 	type group struct {
@@ -65,38 +65,15 @@ func groupInputs(paths []string) [][]string {
 	}
 	out := make([][]string, 0, len(groups))
 	for _, g := range groups {
-		sort.Slice(g.rolled, func(i, j int) bool { return rolledLess(g.rolled[i], g.rolled[j]) })
+		tail.SortRolled(g.base, g.rolled, readRolled)
 		out = append(out, append(g.rolled, g.live...))
 	}
 	return out
 }
 
-// rolledLess orders hourly names lexically (which is time order). Numbered names
-// mean opposite things to log4j 1.2 (server.log.1 is the newest) and log4j2's
-// default strategy (server.log.1 is the oldest), so they are ordered by
-// modification time, falling back to log4j 1.2's convention on a tie.
-func rolledLess(a, b string) bool {
-	ma, mb := rolledSuffix.FindStringSubmatch(a), rolledSuffix.FindStringSubmatch(b)
-	na, nb := ma[2], mb[2]
-	if len(na) == 13 && len(nb) == 13 { // both hourly
-		return na < nb
-	}
-	if ta, tb := modTime(a), modTime(b); !ta.Equal(tb) && !ta.IsZero() && !tb.IsZero() {
-		return ta.Before(tb)
-	}
-	if len(na) != len(nb) {
-		return len(na) > len(nb)
-	}
-	return na > nb
-}
-
-func modTime(path string) time.Time {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return time.Time{}
-	}
-	return fi.ModTime()
-}
+// readRolled gives the follower's ordering of rolled files their content,
+// decompressed, to compare the timestamps of their first lines.
+func readRolled(path string) (io.ReadCloser, error) { return openInput(path, nil) }
 
 // openInput opens a log file for reading; gzip is recognised by its magic bytes.
 func openInput(path string, stdin io.Reader) (io.ReadCloser, error) {

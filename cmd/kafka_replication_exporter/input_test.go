@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"os"
 	"path/filepath"
@@ -97,5 +98,42 @@ func TestScanTruncatedWhileMappedIsAnError(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "shrank") {
 		t.Fatalf("want an error naming %s, got %v", path, err)
+	}
+}
+
+// verify orders numbered files as the follower does: by mtime, then by the
+// timestamp of their first line (gzip ones too), here log4j2's default
+// numbering (.1 oldest) with every mtime equal, as after a copy.
+func TestOrderInputsFromTheFiles(t *testing.T) {
+	dir := t.TempDir()
+	line := func(ts string) string {
+		return "[2025-10-16 " + ts + ",614] INFO [Partition t-0 broker=1] x (kafka.cluster.Partition)\n"
+	}
+	files := map[string]string{"server.log.1": "09:00:00", "server.log.2.gz": "10:00:00", "server.log.3": "11:00:00", "server.log": "12:00:00"}
+	same := time.Now().Add(-time.Hour)
+	var paths []string
+	for name, ts := range files {
+		path := filepath.Join(dir, name)
+		content := []byte(line(ts))
+		if strings.HasSuffix(name, ".gz") {
+			var gz bytes.Buffer
+			zw := gzip.NewWriter(&gz)
+			zw.Write(content)
+			zw.Close()
+			content = gz.Bytes()
+		}
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(path, same, same)
+		paths = append(paths, path)
+	}
+	got := orderInputs(paths)
+	want := []string{"server.log.1", "server.log.2.gz", "server.log.3", "server.log"}
+	for i := range want {
+		want[i] = filepath.Join(dir, want[i])
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("want %v, got %v", want, got)
 	}
 }

@@ -5,8 +5,7 @@
 //
 // # Why not a library
 //
-// The candidates were measured (docs/tailer.md, /work/shared/docs/libraries.md
-// §1). hpcloud/tail is only obtainable as its 2016 v1.0.0 and lost 17,850 of
+// The candidates were measured (docs/tailer.md). hpcloud/tail is only obtainable as its 2016 v1.0.0 and lost 17,850 of
 // 20,000 lines after one rotation. nxadm/tail v1.4.11 with CompleteLines and
 // inotify passes realistic runs, but it calls os.Exit on stat errors and on
 // inotify-limit failures, reopens on rename without draining the old
@@ -35,15 +34,24 @@
 //     lose the lines written after our last read and before the truncation
 //     (they are only in the copy), never duplicate any.
 //
-// Poll does one such pass synchronously (tests drive it directly); Run
-// calls it every PollInterval and, optionally, when fsnotify reports
-// activity in the directory, which is only a wake-up hint. Nothing here
+// Poll does one such pass synchronously; the caller (the exporter's log
+// source) calls it every poll interval. Polling alone is enough: a wake-up on
+// directory events would save at most one interval of latency. Nothing here
 // exits the process, panics on input, or keeps global state.
+//
+// Only regular files are followed. A directory, named pipe or device at the
+// path is refused with a reason (a named pipe would block the opener, a
+// device may never end), as are a missing or unreadable file; Stats.Reason
+// says which, a warning is logged when it changes, and the file is picked up
+// again once it is a readable regular file. Standard input ("-") is read by
+// a goroutine of its own, as fast as it comes, and Poll takes what arrived.
 //
 // Position and PositionStore let a restart resume where the last run
 // stopped, also when the file was rotated several times in between: the
 // saved file is found among the rolled siblings (server.log.2025-10-16-14,
 // server.log.3, 0.log.20251016-155712) by inode and head fingerprint, and
 // read on from the saved offset, followed by every newer rolled file and
-// the live one.
+// the live one. Which rolled file is newer is decided from the files
+// (rolled.go): numbered names run one way for log4j 1.x and the other for
+// log4j2.
 package tail

@@ -13,6 +13,7 @@ import (
 
 // Defaults for Options fields left zero.
 const (
+	// DefaultPollInterval is how often a caller is expected to call Poll.
 	DefaultPollInterval = 250 * time.Millisecond
 	DefaultMaxLineBytes = 1 << 20
 	readBufferSize      = 128 << 10
@@ -22,39 +23,41 @@ const (
 	headSize = 256
 )
 
-// ErrClosed is returned by Poll after Close (or after Run returned).
+// ErrClosed is returned by Poll after Close.
 var ErrClosed = errors.New("tail: follower closed")
 
 // Options configure a Follower. The zero value follows from the end of the
-// file, polls every 250 ms and cuts lines at 1 MiB.
+// file and cuts lines at 1 MiB.
 type Options struct {
 	// FromBeginning starts at offset 0 instead of the end of the file.
 	FromBeginning bool
 	// Start resumes from a saved position; it wins over FromBeginning.
 	Start *Position
-	// PollInterval is how often Run looks at the file without a wake-up.
+	// PollInterval is not used: the caller decides when to Poll.
+	//
+	// Deprecated: kept so that existing callers build; leave it out.
 	PollInterval time.Duration
 	// MaxLineBytes bounds a line; longer lines are delivered cut to this
 	// length and counted in Stats.CutLines.
 	MaxLineBytes int
 	// Logger receives rotations, truncations and errors. Nil discards.
 	Logger *slog.Logger
-	// UseFsnotify adds an inotify watch on the parent directory as a
-	// wake-up hint; polling continues regardless, and a watcher that
-	// cannot be created only means we poll.
-	UseFsnotify bool
 }
 
 // A Follower reads one file by name, like `tail -F`: it follows the name
 // across rename and copytruncate rotations and delivers every complete line
-// once. Poll and Run must not be called concurrently; Position and Stats may
-// be called from any goroutine.
+// once. The caller calls Poll, from one goroutine at a time, every
+// DefaultPollInterval or so; Position and Stats may be called from any
+// goroutine.
 type Follower struct {
 	path string
 	opts Options
 	log  *slog.Logger
 
-	pipe io.Reader // set when following a pipe: no seeking, no rotation
+	// Set when following a pipe: no seeking, no rotation.
+	pipe      io.Reader
+	pipeIn    *pipeReader // started by the first Poll
+	pipeSpare []byte
 
 	// The file being read and the files queued to be read after it: rolled
 	// files found at resume or rotation, then the live file. Only the live
@@ -117,9 +120,6 @@ func NewPipe(name string, r io.Reader, opts Options) *Follower {
 }
 
 func newFollower(path string, opts Options) *Follower {
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = DefaultPollInterval
-	}
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = DefaultMaxLineBytes
 	}
@@ -158,6 +158,9 @@ func (f *Follower) Close() error {
 		q.f.Close()
 	}
 	f.backlog = nil
+	if f.pipeIn != nil {
+		f.pipeIn.close()
+	}
 	if f.pipe == nil {
 		f.stats.ready.Store(false)
 	}
@@ -168,17 +171,27 @@ func (f *Follower) Close() error {
 // the complete lines, then checks the path for rotation and the file for
 // truncation, following either before returning. It returns nil when there
 // is nothing more to read for now; errors (a stat that fails, a permission
-// problem) are worth logging and retrying, never fatal. On a pipe, Poll
-// blocks until some data arrives and returns io.EOF at its end.
+// problem) are worth retrying, never fatal; the follower logs them once
+// per change and shows them in Stats. On a pipe, Poll delivers what has
+// arrived without waiting for more, and returns io.EOF at its end.
 //
 // The line passed to deliver is only valid during the call.
 func (f *Follower) Poll(deliver func(line []byte)) error {
 	if f.closed {
 		return ErrClosed
 	}
+	var err error
 	if f.pipe != nil {
-		return f.pollPipe(deliver)
+		err = f.pollPipe(deliver)
+	} else {
+		err = f.pollFile(deliver)
 	}
+	f.stats.setReason(reasonFor(err), err, f.log)
+	return err
+}
+
+// pollFile is Poll for a file followed by name.
+func (f *Follower) pollFile(deliver func([]byte)) error {
 	for {
 		if f.cur == nil && len(f.backlog) == 0 {
 			if err := f.openLive(); err != nil {
@@ -186,9 +199,6 @@ func (f *Follower) Poll(deliver func(line []byte)) error {
 			}
 		}
 		if f.cur == nil {
-			if len(f.backlog) == 0 {
-				return nil // waiting for the file to appear
-			}
 			f.advance()
 		}
 		if f.curLive {
@@ -216,6 +226,11 @@ func (f *Follower) Poll(deliver func(line []byte)) error {
 		}
 		if err != nil {
 			return err
+		}
+		if !fi.Mode().IsRegular() {
+			// Keep reading the old file, as in the ENOENT window, until
+			// a regular file is back at the path.
+			return &notRegularError{f.path, fi.Mode()}
 		}
 		if os.SameFile(fi, f.curInfo) {
 			return nil
@@ -310,16 +325,11 @@ func (f *Follower) commit() {
 // queueing any file rotated in between (several rotations between two
 // polls), so that none is skipped.
 func (f *Follower) rotate(deliver func([]byte)) error {
-	nf, err := os.Open(f.path)
+	nf, ni, err := openRegular(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // gone again; the next poll looks again
 	}
 	if err != nil {
-		return err
-	}
-	ni, err := nf.Stat()
-	if err != nil {
-		nf.Close()
 		return err
 	}
 	old := f.curInfo
@@ -337,19 +347,18 @@ func (f *Follower) rotate(deliver func([]byte)) error {
 
 // openRolled opens the given rolled files, skipping any that is the live
 // file or that changed identity between stat and open.
-func (f *Follower) openRolled(files []rolledFile, live os.FileInfo) []queued {
+func (f *Follower) openRolled(files []*rolledFile, live os.FileInfo) []queued {
 	var q []queued
 	for _, rf := range files {
 		if live != nil && os.SameFile(rf.info, live) {
 			continue
 		}
-		fh, err := os.Open(rf.name)
+		fh, fi, err := openRegular(rf.name)
 		if err != nil {
 			f.log.Warn("cannot open rolled file", "rolled", rf.name, "err", err)
 			continue
 		}
-		fi, err := fh.Stat()
-		if err != nil || !os.SameFile(fi, rf.info) {
+		if !os.SameFile(fi, rf.info) {
 			fh.Close()
 			continue
 		}

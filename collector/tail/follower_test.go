@@ -3,7 +3,7 @@ package tail
 import (
 	"bytes"
 	"errors"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,15 +86,17 @@ func TestFileAbsentAtStartIsWaitedForAndReadFromZero(t *testing.T) {
 	var got lines
 	f := New(path, Options{}) // default "end of file" applies to a file present at start only
 	defer f.Close()
-	mustPoll(t, f, got.deliver)
-	if f.Stats().Ready {
-		t.Fatal("Ready without a file")
+	if err := f.Poll(got.deliver); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Poll without the file = %v", err)
+	}
+	if st := f.Stats(); st.Ready || st.Reason != ReasonNotFound {
+		t.Fatalf("without a file: %+v", st)
 	}
 	writeFile(t, path, "a\nb\n")
 	mustPoll(t, f, got.deliver)
 	equal(t, "lines", got.take(), []string{"a", "b"})
-	if !f.Stats().Ready {
-		t.Fatal("not Ready with the file open")
+	if st := f.Stats(); !st.Ready || st.Reason != "" {
+		t.Fatalf("with the file open: %+v", st)
 	}
 }
 
@@ -215,34 +217,6 @@ func TestBinaryJunkDoesNotPanic(t *testing.T) {
 	mustPoll(t, f, got.deliver)
 	if len(got) != 3000 { // three '\n' per junk block; the trailing 0xc3 is held
 		t.Fatalf("%d lines", len(got))
-	}
-}
-
-func TestPipeIsReadToItsEnd(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var got lines
-	f := NewPipe("-", r, Options{})
-	w.WriteString("2025-10-16T15:57:12.614Z stdout F one\ntw")
-	mustPoll(t, f, got.deliver)
-	equal(t, "first read", got.take(), []string{"2025-10-16T15:57:12.614Z stdout F one"})
-	w.WriteString("o\nlast, unterminated")
-	w.Close()
-	for {
-		err := f.Poll(got.deliver)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	equal(t, "to the end", got.take(), []string{"two", "last, unterminated"})
-	if p := f.Position(); p.Path != "-" || p.Offset != 60 {
-		t.Fatalf("position %+v", p)
 	}
 }
 

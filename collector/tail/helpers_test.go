@@ -61,6 +61,7 @@ func lineNumber(line []byte) (int, bool) {
 // increase. With exact set, no number may be skipped either.
 type sequence struct {
 	t       testing.TB
+	prefix  string // written before every line (see logWriter.prefix)
 	exact   bool
 	next    int   // the number expected next when exact, else last+1
 	seen    int   // lines delivered
@@ -70,6 +71,10 @@ type sequence struct {
 
 func (s *sequence) deliver(line []byte) {
 	s.t.Helper()
+	line, ok := bytes.CutPrefix(line, []byte(s.prefix))
+	if !ok {
+		s.t.Fatalf("line %d lacks the prefix %q: %q", s.seen, s.prefix, line)
+	}
 	n, ok := lineNumber(line)
 	if !ok {
 		s.t.Fatalf("garbled line %d: %q", s.seen, line)
@@ -103,6 +108,9 @@ type logWriter struct {
 	rolled []string // rolled file names, oldest first
 	keep   int      // rolled files kept; older ones are deleted
 	serial int
+	// prefix is written before every line; a prefix hides the line's
+	// timestamp from the rolled-file ordering.
+	prefix string
 }
 
 func newLogWriter(t testing.TB, path string, seed uint64) *logWriter {
@@ -124,6 +132,7 @@ func (w *logWriter) create() {
 func (w *logWriter) write(n int) {
 	w.buf = w.buf[:0]
 	for range n {
+		w.buf = append(w.buf, w.prefix...)
 		w.buf = appendKafkaLine(w.buf, w.next)
 		w.next++
 	}
@@ -138,7 +147,7 @@ func (w *logWriter) write(n int) {
 // writeHalf appends the first half of line n and returns the second half,
 // for a caller that wants to poll in between.
 func (w *logWriter) writeHalf() (rest []byte) {
-	line := appendKafkaLine(nil, w.next)
+	line := appendKafkaLine([]byte(w.prefix), w.next)
 	w.next++
 	half := len(line) / 2
 	w.writeRaw(line[:half])

@@ -23,6 +23,29 @@ type Position struct {
 	Offset   int64  `json:"offset"`
 	HeadLen  int    `json:"head_len"`
 	HeadHash uint64 `json:"head_hash"`
+
+	// corrupt is why the entry could not be decoded, for one loaded from a
+	// damaged file; the follower then takes the safe path (see check).
+	corrupt string
+}
+
+// check reports what is wrong with a loaded position. A position this
+// package saved always passes: its head covers the start of the file up to
+// the offset or headSize bytes, and an empty head has the empty hash.
+func (p Position) check() error {
+	switch {
+	case p.corrupt != "":
+		return errors.New(p.corrupt)
+	case p.Offset < 0:
+		return fmt.Errorf("offset %d is negative", p.Offset)
+	case p.HeadLen < 0 || p.HeadLen > headSize:
+		return fmt.Errorf("head_len %d is outside 0..%d", p.HeadLen, headSize)
+	case int64(p.HeadLen) < min(p.Offset, headSize):
+		return fmt.Errorf("head_len %d is too short for offset %d", p.HeadLen, p.Offset)
+	case p.HeadLen == 0 && p.HeadHash != headHash(nil):
+		return fmt.Errorf("head_hash %d is not the hash of an empty head", p.HeadHash)
+	}
+	return nil
 }
 
 // headHash is FNV-1a, inlined because it runs after every chunk read.
@@ -53,7 +76,11 @@ type positionFile struct {
 }
 
 // Load returns the saved positions keyed by Path. A missing file is not an
-// error: it is the first start.
+// error: it is the first start. A file that is not a version 1 position file
+// is an error; within one, an entry whose fields have the wrong types or
+// values is still returned, marked, and the follower given it warns and
+// reads its file from the beginning (entries without a path name no file and
+// are left out).
 func (s *PositionStore) Load() (map[string]Position, error) {
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -62,15 +89,41 @@ func (s *PositionStore) Load() (map[string]Position, error) {
 	if err != nil {
 		return nil, err
 	}
-	var pf positionFile
-	if err := json.Unmarshal(data, &pf); err != nil {
+	out, err := decodePositions(data)
+	if err != nil {
 		return nil, fmt.Errorf("position file %s: %w", s.path, err)
 	}
+	return out, nil
+}
+
+// decodePositions decodes a position file entry by entry, so that one
+// damaged entry costs only its own file's position.
+func decodePositions(data []byte) (map[string]Position, error) {
+	var pf struct {
+		Version   int               `json:"version"`
+		Positions []json.RawMessage `json:"positions"`
+	}
+	if err := json.Unmarshal(data, &pf); err != nil {
+		return nil, err
+	}
 	if pf.Version != 1 {
-		return nil, fmt.Errorf("position file %s: unknown version %d", s.path, pf.Version)
+		return nil, fmt.Errorf("unknown version %d", pf.Version)
 	}
 	out := make(map[string]Position, len(pf.Positions))
-	for _, p := range pf.Positions {
+	for _, raw := range pf.Positions {
+		var named struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(raw, &named) != nil || named.Path == "" {
+			continue
+		}
+		var p Position
+		if err := json.Unmarshal(raw, &p); err != nil {
+			p = Position{Path: named.Path, corrupt: err.Error()}
+		}
+		if err := p.check(); err != nil {
+			p = Position{Path: named.Path, corrupt: err.Error()}
+		}
 		out[p.Path] = p
 	}
 	return out, nil

@@ -149,7 +149,7 @@ func TestPositionStore(t *testing.T) {
 	}
 	want := []Position{
 		{Path: "/var/log/kafka/state-change.log", Dev: 1, Inode: 2, Offset: 3, HeadLen: 4, HeadHash: 1<<64 - 1},
-		{Path: "/var/log/kafka/server.log", Dev: 5, Inode: 6, Offset: 7},
+		{Path: "/var/log/kafka/server.log", Dev: 5, Inode: 6, Offset: 7, HeadLen: 7, HeadHash: 8},
 	}
 	if err := store.Save(want); err != nil {
 		t.Fatal(err)

@@ -8,26 +8,20 @@ import (
 
 // openLive opens the file at path when nothing is open. The first time it
 // applies the start option (end of file, beginning, or a saved Position);
-// later it is a file that appeared after we waited for it, read from 0.
+// later it is a file that appeared after we waited for it, read from 0. A
+// missing file, or something else than a file at the path, is waited for
+// (and reported); a file we may not read is retried with the start option.
 func (f *Follower) openLive() error {
 	first := !f.started
 	if first && f.opts.Start != nil {
 		return f.resume(*f.opts.Start)
 	}
-	fh, err := os.Open(f.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		if first {
-			f.log.Info("waiting for the file to appear")
-		}
+	fh, fi, err := openRegular(f.path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotRegular) {
 		f.started = true
-		return nil
-	}
-	if err != nil {
 		return err
 	}
-	fi, err := fh.Stat()
 	if err != nil {
-		fh.Close()
 		return err
 	}
 	f.started = true
@@ -51,24 +45,30 @@ func (f *Follower) openLive() error {
 // loses nor repeats lines. When the saved file is gone, the live file is
 // read from its beginning and the miss counted.
 func (f *Follower) resume(p Position) error {
+	live, liveInfo, err := openRegular(f.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f.started = true
+	startOver := func(msg string, args ...any) error {
+		f.stats.resumeMisses.Add(1)
+		f.log.Warn(msg, args...)
+		if live != nil {
+			f.setCur(live, liveInfo, true, 0)
+		}
+		return nil
+	}
+	if err := p.check(); err != nil {
+		// Not a position this package saved: nothing in it can be
+		// trusted to find a file or an offset.
+		return startOver("saved position is damaged: reading the live file from the beginning", "err", err)
+	}
 	saved := func(fi os.FileInfo) bool {
 		dev, ino := fileID(fi)
 		// The device number can change across a reboot or remount; the
 		// head fingerprint, checked next, is what really identifies.
 		return ino == p.Inode && (dev == p.Dev || p.HeadLen > 0)
 	}
-	live, err := os.Open(f.path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	var liveInfo os.FileInfo
-	if live != nil {
-		if liveInfo, err = live.Stat(); err != nil {
-			live.Close()
-			return err
-		}
-	}
-	f.started = true
 
 	if live != nil && saved(liveInfo) {
 		if hasHead(live, p) && liveInfo.Size() >= p.Offset {
@@ -83,7 +83,7 @@ func (f *Follower) resume(p Position) error {
 	}
 
 	if found, newer, ok := rolledAfter(f.path, saved); ok {
-		rolled := f.openRolled([]rolledFile{found}, liveInfo)
+		rolled := f.openRolled([]*rolledFile{found}, liveInfo)
 		if len(rolled) == 1 && hasHead(rolled[0].f, p) && found.info.Size() >= p.Offset {
 			rolled[0].from = p.Offset
 			f.backlog = append(rolled, f.openRolled(newer, liveInfo)...)
@@ -97,23 +97,15 @@ func (f *Follower) resume(p Position) error {
 			q.f.Close()
 		}
 	}
-
-	f.stats.resumeMisses.Add(1)
-	f.log.Warn("saved position matches no file: reading the live file from the beginning; lines rotated away while we were down are lost",
+	return startOver("saved position matches no file: reading the live file from the beginning; lines rotated away while we were down are lost",
 		"inode", p.Inode, "offset", p.Offset)
-	if live != nil {
-		f.setCur(live, liveInfo, true, 0)
-	}
-	return nil
 }
 
-// hasHead reports whether fh starts with the bytes p was saved with.
+// hasHead reports whether fh starts with the bytes p was saved with; p has
+// passed check.
 func hasHead(fh *os.File, p Position) bool {
 	if p.HeadLen == 0 {
 		return true
-	}
-	if p.HeadLen > headSize {
-		return false
 	}
 	b := make([]byte, p.HeadLen)
 	n, _ := fh.ReadAt(b, 0)

@@ -1,0 +1,145 @@
+package tail
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A damaged entry never panics and never positions the follower anywhere
+// but the beginning of the live file; the other entries keep their places.
+func TestDamagedPositionEntries(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "server.log")
+	var content strings.Builder
+	for i := range 10 {
+		content.WriteString(kafkaLine(i))
+	}
+	writeFile(t, path, content.String())
+	live, _ := os.Stat(path)
+	dev, ino := fileID(live)
+	head := []byte(content.String())[:headSize]
+	good := fmt.Sprintf(`{"path":%q,"dev":%d,"inode":%d,"offset":%d,"head_len":%d,"head_hash":%d}`,
+		path, dev, ino, len(kafkaLine(0)), headSize, headHash(head))
+	for name, entry := range map[string]string{
+		"negative head_len":    strings.Replace(good, `"head_len":256`, `"head_len":-5`, 1),
+		"huge head_len":        strings.Replace(good, `"head_len":256`, `"head_len":1099511627776`, 1),
+		"negative offset":      strings.Replace(good, `"offset":`, `"offset":-`, 1),
+		"offset as string":     strings.Replace(good, fmt.Sprintf(`"offset":%d`, len(kafkaLine(0))), `"offset":"7"`, 1),
+		"head_len too short":   strings.Replace(good, `"head_len":256`, `"head_len":3`, 1),
+		"empty head, bad hash": fmt.Sprintf(`{"path":%q,"dev":%d,"inode":%d,"offset":0,"head_len":0,"head_hash":1}`, path, dev, ino),
+		"wrong head hash":      strings.Replace(good, fmt.Sprint(headHash(head)), "12345", 1),
+		"offset past the end":  strings.Replace(good, fmt.Sprintf(`"offset":%d`, len(kafkaLine(0))), `"offset":9223372036854775807`, 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			data := `{"version":1,"positions":[` + entry + `,{"path":"other.log","offset":0,"head_len":0,"head_hash":14695981039346656037},{"offset":3}]}`
+			saved, err := decodePositions([]byte(data))
+			if err != nil {
+				t.Fatalf("%s: %v", data, err)
+			}
+			if len(saved) != 2 || saved["other.log"].check() != nil {
+				t.Fatalf("the intact entry was not kept, or the nameless one was: %+v", saved)
+			}
+			p := saved[path]
+			seq := &sequence{t: t}
+			f := New(path, Options{Start: &p})
+			defer f.Close()
+			mustPoll(t, f, seq.deliver)
+			if seq.seen != 10 {
+				t.Fatalf("delivered %d lines, want all 10 from the beginning", seq.seen)
+			}
+			if st := f.Stats(); st.ResumeMisses+st.Truncations != 1 {
+				t.Fatalf("stats %+v", st)
+			}
+		})
+	}
+	// The intact entry resumes after the first line.
+	saved, err := decodePositions([]byte(`{"version":1,"positions":[` + good + `]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := saved[path]
+	seq := &sequence{t: t, exact: true, next: 1}
+	f := New(path, Options{Start: &p})
+	defer f.Close()
+	mustPoll(t, f, seq.deliver)
+	if seq.seen != 9 {
+		t.Fatalf("intact entry: delivered %d lines, want 9", seq.seen)
+	}
+}
+
+// FuzzPosition feeds arbitrary position files to the decoder and every
+// decoded entry to a follower over a live and a rolled file. Inodes 1 and 2
+// stand for the live and the rolled file, so that the fuzzer reaches the
+// paths that trust a matching entry. Nothing may panic, and no entry may
+// start the follower outside the file it starts in.
+func FuzzPosition(f *testing.F) {
+	dir := f.TempDir()
+	path := filepath.Join(dir, "server.log")
+	var rolled, live strings.Builder
+	for i := range 20 {
+		rolled.WriteString(kafkaLine(i))
+		live.WriteString(kafkaLine(20 + i))
+	}
+	if err := os.WriteFile(path+".1", []byte(rolled.String()), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(live.String()), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	inodes := map[uint64]string{1: path, 2: path + ".1"}
+	ids := map[uint64][2]uint64{}
+	for k, name := range inodes {
+		fi, err := os.Stat(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		dev, ino := fileID(fi)
+		ids[k] = [2]uint64{dev, ino}
+	}
+	hash := func(s string) uint64 { return headHash([]byte(s)[:headSize]) }
+	entry := func(inode uint64, offset, headLen int, headHash uint64) string {
+		return fmt.Sprintf(`{"version":1,"positions":[{"path":%q,"dev":0,"inode":%d,"offset":%d,"head_len":%d,"head_hash":%d}]}`,
+			path, inode, offset, headLen, headHash)
+	}
+	f.Add([]byte(entry(1, 300, headSize, hash(live.String()))))
+	f.Add([]byte(entry(2, 300, headSize, hash(rolled.String()))))
+	f.Add([]byte(entry(2, 1<<40, headSize, hash(rolled.String()))))
+	f.Add([]byte(entry(1, 300, -5, 0)))
+	f.Add([]byte(entry(1, -300, 0, 0)))
+	f.Add([]byte(`{"version":1,"positions":[{"path":"` + path + `","offset":"x"}]}`))
+	f.Add([]byte(`{"version":1,"positions":[{"path":7}]}`))
+	f.Add([]byte(`{"version":1,"positions":null}`))
+	f.Add([]byte(`{"version":2}`))
+	f.Add([]byte(`[`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		saved, err := decodePositions(data)
+		if err != nil {
+			return
+		}
+		for _, p := range saved {
+			if id, ok := ids[p.Inode]; ok {
+				p.Dev, p.Inode = id[0], id[1]
+			}
+			p.Path = path // every entry is tried against the files
+			fl := New(path, Options{Start: &p})
+			if err := fl.openLive(); err != nil {
+				t.Fatalf("start: %v", err)
+			}
+			if fl.cur != nil && (fl.offset < 0 || fl.offset > fl.curInfo.Size()) {
+				t.Fatalf("%+v starts at %d in a file of %d bytes", p, fl.offset, fl.curInfo.Size())
+			}
+			for _, q := range fl.backlog {
+				if q.from < 0 || q.from > q.info.Size() {
+					t.Fatalf("%+v starts at %d in %s of %d bytes", p, q.from, q.f.Name(), q.info.Size())
+				}
+			}
+			if err := fl.Poll(func([]byte) {}); err != nil {
+				t.Fatalf("poll: %v", err)
+			}
+			fl.Close()
+		}
+	})
+}
