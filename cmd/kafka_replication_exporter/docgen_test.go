@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
 )
 
 const (
@@ -141,7 +142,7 @@ func TestReadmeTables(t *testing.T) {
 		firstDifference(string(raw), readme))
 }
 
-// describeAll returns the descriptors of every collector serve registers
+// describeAll returns the descriptors of every family serve exports
 // (newSidecar), in both modes: log-only (leader gauges from the log) and admin.
 func describeAll(t *testing.T) []*prometheus.Desc {
 	app := kingpin.New(programName, "")
@@ -153,15 +154,11 @@ func describeAll(t *testing.T) []*prometheus.Desc {
 		t.Fatal(err)
 	}
 	s.admin.PartitionLabels = true
-	store := collector.NewStore(nil)
 	ch := make(chan *prometheus.Desc)
 	go func() {
 		for _, c := range []prometheus.Collector{
 			versioncollector.NewCollector(programName),
-			collector.NewLogCollector(store, collector.LogMetricsOptions{PartitionLabels: true, LeaderGauges: true}),
-			collector.NewLogCollector(store, collector.LogMetricsOptions{PartitionLabels: true}),
-			collector.NewFilesCollector(nil),
-			collector.NewAdmin(s.admin, slog.New(slog.DiscardHandler), store),
+			collector.NewAdmin(s.admin, slog.New(slog.DiscardHandler), logstate.NewStore(nil)),
 		} {
 			c.Describe(ch)
 		}
@@ -170,6 +167,10 @@ func describeAll(t *testing.T) []*prometheus.Desc {
 	var descs []*prometheus.Desc
 	for d := range ch {
 		descs = append(descs, d)
+	}
+	// The families the writer renders, from their descriptor list.
+	for _, f := range collector.Families() {
+		descs = append(descs, prometheus.NewDesc(f.Name, f.Help, f.Labels, nil))
 	}
 	return descs
 }

@@ -1,0 +1,128 @@
+package collector
+
+import (
+	"slices"
+	"strconv"
+)
+
+// A Table is how state becomes metrics: rows that share a label block (a
+// partition, a file, an event type) and columns that are one family each.
+// Every family with the same label names and the same rows is a column of one
+// table; the writer renders each row's label block once per scrape and each
+// column as one pass over the rows, in the series order Prometheus' own
+// encoder uses (label values compared in label-name order).
+//
+// A source builds its tables from a snapshot it took (under its own lock,
+// or an immutable one): no I/O, and nothing is read back from the state.
+//
+//	t := &Table{
+//		Rows:   len(parts),
+//		Labels: func(row int, values []string) { values[0], values[1] = partitionName(parts[row].Partition), parts[row].Topic },
+//		Columns: []Column{
+//			{hwFamily, func(row int) (float64, bool) { return float64(parts[row].HW), parts[row].HasHW }},
+//		},
+//	}
+//
+// Labels fills the row's label values in the order of the families' Labels
+// (every column of a table has the same label names). A column's Value
+// returns ok false for a row without a sample in that family.
+type Table struct {
+	Rows    int
+	Labels  func(row int, values []string)
+	Columns []Column
+}
+
+// Column is one family of a Table.
+type Column struct {
+	Family *Family
+	Value  func(row int) (v float64, ok bool)
+}
+
+// TableSource adapts a function that snapshots some state into tables to a
+// TextSource for WriteText; release (may be nil) is called once the scrape
+// is written, so that the snapshot can be reused.
+type TableSource func() (tables []*Table, release func())
+
+func (s TableSource) textFamilies(fams []directFamily) ([]directFamily, func()) {
+	tables, release := s()
+	if release == nil {
+		release = func() {}
+	}
+	for _, t := range tables {
+		r := &tableRenderer{t: t}
+		for i, c := range t.Columns {
+			if !slices.Equal(c.Family.Labels, t.Columns[0].Family.Labels) {
+				panic("collector: columns of one table with different labels: " + c.Family.Name)
+			}
+			fams = append(fams, directFamily{fam: c.Family.text, r: r, i: i})
+		}
+	}
+	return fams, release
+}
+
+// tableRenderer renders one table's columns; its label blocks are built on
+// the first column actually written, so a scrape that selects other families
+// (name[]=…) does not pay for them.
+type tableRenderer struct {
+	t        *Table
+	prepared bool
+	order    []int32 // rows in series order
+	labels   labelBlocks
+}
+
+func (r *tableRenderer) prepare() {
+	r.prepared = true
+	t := r.t
+	names := t.Columns[0].Family.Labels
+	n := len(names)
+	values := make([]string, t.Rows*n)
+	for row := range t.Rows {
+		t.Labels(row, values[row*n:(row+1)*n])
+	}
+	r.order = make([]int32, t.Rows)
+	for i := range r.order {
+		r.order[i] = int32(i)
+	}
+	cmp := func(a, b int32) int {
+		return slices.Compare(values[int(a)*n:int(a+1)*n], values[int(b)*n:int(b+1)*n])
+	}
+	if !slices.IsSortedFunc(r.order, cmp) {
+		slices.SortFunc(r.order, cmp)
+	}
+	r.labels.grow(t.Rows, 16*n+8)
+	for _, row := range r.order {
+		r.labels.addPairs(names, values[int(row)*n:int(row+1)*n])
+	}
+}
+
+func (r *tableRenderer) render(w *textWriter, f *textFamily, column int) {
+	if !r.prepared {
+		r.prepare()
+	}
+	value := r.t.Columns[column].Value
+	w.begin(f)
+	for k, row := range r.order {
+		if v, ok := value(int(row)); ok {
+			w.sampleFloat(f, r.labels.get(k), v)
+		}
+	}
+	w.end()
+}
+
+// partitionNames are the label values of the usual partition numbers,
+// formatted once rather than on every scrape.
+var partitionNames = func() []string {
+	names := make([]string, 4096)
+	for i := range names {
+		names[i] = strconv.Itoa(i)
+	}
+	return names
+}()
+
+// partitionName is the partition label value of p.
+func partitionName(p int32) string {
+	if p >= 0 && int(p) < len(partitionNames) {
+		return partitionNames[p]
+	}
+	return strconv.FormatInt(int64(p), 10)
+}
