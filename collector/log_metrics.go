@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +79,14 @@ func (m *LogMetrics) Tables() ([]*Table, func()) {
 }
 
 func (m *LogMetrics) partitionTable(parts []logstate.Partition) *Table {
+	// In series order (label values: partition as a string, then topic), so
+	// that each column is one pass through memory in order.
+	slices.SortFunc(parts, func(a, b logstate.Partition) int {
+		if c := strings.Compare(partitionName(a.Partition), partitionName(b.Partition)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Topic, b.Topic)
+	})
 	t := &Table{
 		Rows: len(parts),
 		Labels: func(row int, values []string) {

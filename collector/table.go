@@ -3,6 +3,7 @@ package collector
 import (
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // A Table is how state becomes metrics: rows that share a label block (a
@@ -45,11 +46,11 @@ type TableSource func() (tables []*Table, release func())
 
 func (s TableSource) textFamilies(fams []directFamily) ([]directFamily, func()) {
 	tables, release := s()
-	if release == nil {
-		release = func() {}
-	}
-	for _, t := range tables {
-		r := &tableRenderer{t: t}
+	renderers := make([]*tableRenderer, len(tables))
+	for k, t := range tables {
+		r := tableRendererPool.Get().(*tableRenderer)
+		r.t, r.prepared = t, false
+		renderers[k] = r
 		for i, c := range t.Columns {
 			if !slices.Equal(c.Family.Labels, t.Columns[0].Family.Labels) {
 				panic("collector: columns of one table with different labels: " + c.Family.Name)
@@ -57,31 +58,44 @@ func (s TableSource) textFamilies(fams []directFamily) ([]directFamily, func()) 
 			fams = append(fams, directFamily{fam: c.Family.text, r: r, i: i})
 		}
 	}
-	return fams, release
+	return fams, func() {
+		for _, r := range renderers {
+			r.t = nil
+			clear(r.values) // drop the strings of this scrape's snapshot
+			tableRendererPool.Put(r)
+		}
+		if release != nil {
+			release()
+		}
+	}
 }
 
 // tableRenderer renders one table's columns; its label blocks are built on
 // the first column actually written, so a scrape that selects other families
-// (name[]=…) does not pay for them.
+// (name[]=…) does not pay for them. Its buffers are reused between scrapes.
 type tableRenderer struct {
 	t        *Table
 	prepared bool
-	order    []int32 // rows in series order
+	values   []string // label values, row by row
+	order    []int32  // rows in series order
 	labels   labelBlocks
 }
+
+var tableRendererPool = sync.Pool{New: func() any { return new(tableRenderer) }}
 
 func (r *tableRenderer) prepare() {
 	r.prepared = true
 	t := r.t
 	names := t.Columns[0].Family.Labels
 	n := len(names)
-	values := make([]string, t.Rows*n)
+	r.values = slices.Grow(r.values[:0], t.Rows*n)[:t.Rows*n]
+	values := r.values
 	for row := range t.Rows {
 		t.Labels(row, values[row*n:(row+1)*n])
 	}
-	r.order = make([]int32, t.Rows)
-	for i := range r.order {
-		r.order[i] = int32(i)
+	r.order = slices.Grow(r.order[:0], t.Rows)
+	for i := range t.Rows {
+		r.order = append(r.order, int32(i))
 	}
 	cmp := func(a, b int32) int {
 		return slices.Compare(values[int(a)*n:int(a+1)*n], values[int(b)*n:int(b+1)*n])
@@ -89,6 +103,7 @@ func (r *tableRenderer) prepare() {
 	if !slices.IsSortedFunc(r.order, cmp) {
 		slices.SortFunc(r.order, cmp)
 	}
+	r.labels.reset()
 	r.labels.grow(t.Rows, 16*n+8)
 	for _, row := range r.order {
 		r.labels.addPairs(names, values[int(row)*n:int(row+1)*n])

@@ -43,12 +43,10 @@ func newMetricsHandler(g prometheus.Gatherer, direct []collector.TextSource, log
 }
 
 // gzipPool reuses compressors between scrapes. BestSpeed, not promhttp's
-// default level: a 100k-partition scrape is ~135 MB of text, which the
-// default level takes ~0.9 s of CPU to compress and BestSpeed ~0.2 s, for a
-// body ~13 % larger (5.1 MB instead of 4.5 MB). klauspost/compress (already
-// in the build through sarama; Prometheus uses it too) rather than
-// compress/gzip: docs/admin-cost.sh's gzip scrape went from 0.29–0.53 s to
-// 0.24–0.28 s.
+// default level, and klauspost/compress (already in the build through
+// sarama) rather than compress/gzip: a 100k-partition scrape is over 100 MB
+// of text, and the default level made compression most of its cost for a
+// slightly smaller body (docs/benchmarks.md, "/metrics render").
 var gzipPool = sync.Pool{New: func() any {
 	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
 	return w
