@@ -25,8 +25,9 @@ import (
 //	}
 //
 // Labels fills the row's label values in the order of the families' Labels
-// (every column of a table has the same label names). A column's Value
-// returns ok false for a row without a sample in that family.
+// (every column of a table has the same label names; families without
+// labels need no Labels, and have one row). A column's Value returns ok
+// false for a row without a sample in that family.
 type Table struct {
 	Rows    int
 	Labels  func(row int, values []string)
@@ -90,8 +91,10 @@ func (r *tableRenderer) prepare() {
 	n := len(names)
 	r.values = slices.Grow(r.values[:0], t.Rows*n)[:t.Rows*n]
 	values := r.values
-	for row := range t.Rows {
-		t.Labels(row, values[row*n:(row+1)*n])
+	if n > 0 {
+		for row := range t.Rows {
+			t.Labels(row, values[row*n:(row+1)*n])
+		}
 	}
 	r.order = slices.Grow(r.order[:0], t.Rows)
 	for i := range t.Rows {

@@ -118,3 +118,15 @@ func TestLogMetricsOutputParses(t *testing.T) {
 		}
 	}
 }
+
+// A family without labels is a one-row table without Labels.
+func TestTableWithoutLabels(t *testing.T) {
+	up := newFamily("test_up", "1 if the test is up.", Gauge)
+	table := &Table{Rows: 1, Columns: []Column{{up, func(int) (float64, bool) { return 1, true }}}}
+	text := scrapeText(t, TableSource(func() ([]*Table, func()) { return []*Table{table}, nil }))
+	want := "# HELP kafka_replication_test_up 1 if the test is up.\n# TYPE kafka_replication_test_up gauge\nkafka_replication_test_up 1\n"
+	if text != want {
+		t.Errorf("got %q, want %q", text, want)
+	}
+	checkExposition(t, text)
+}
