@@ -6,23 +6,11 @@ import (
 	"sync"
 )
 
-// A Table is how state becomes metrics: rows that share a label block (a
-// partition, a file, an event type) and columns that are one family each.
-// Every family with the same label names and the same rows is a column of one
-// table; the writer renders each row's label block once per scrape and each
-// column as one pass over the rows, in the series order Prometheus' own
-// encoder uses (label values compared in label-name order).
-//
-// A source builds its tables from a snapshot it took (under its own lock,
-// or an immutable one): no I/O, and nothing is read back from the state.
-//
-//	t := &Table{
-//		Rows:   len(parts),
-//		Labels: func(row int, values []string) { values[0], values[1] = partitionName(parts[row].Partition), parts[row].Topic },
-//		Columns: []Column{
-//			{hwFamily, func(row int) (float64, bool) { return float64(parts[row].HW), parts[row].HasHW }},
-//		},
-//	}
+// A Table is how state becomes metrics (see the package doc): rows that
+// share a label block and columns that are one family each. The writer
+// renders each row's label block once per scrape and each column as one
+// pass over the rows, in the series order Prometheus' own encoder uses
+// (label values compared in label-name order).
 //
 // Labels fills the row's label values in the order of the families' Labels
 // (every column of a table has the same label names; families without
