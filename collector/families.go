@@ -28,6 +28,7 @@ type Family struct {
 	Help   string   // one sentence; the README table can say more
 	Type   Type     //
 	Labels []string // label names, sorted: the order the writer renders them in
+	Doc    string   // more for the README: which log lines (and level) it comes from
 
 	text *textFamily // the rendered HELP and TYPE lines
 }
@@ -35,6 +36,12 @@ type Family struct {
 func newFamily(name, help string, typ Type, labels ...string) *Family {
 	f := &Family{Name: metricPrefix + name, Help: help, Type: typ, Labels: labels}
 	f.text = newTextFamily(f.Name, f.Help, typ == Counter)
+	return f
+}
+
+// withDoc sets the README's extra text.
+func (f *Family) withDoc(doc string) *Family {
+	f.Doc = doc
 	return f
 }
 
@@ -46,25 +53,25 @@ var (
 
 // The log-derived per-partition counters, indexed by logstate.Counter.
 var logCounterFamilies = [logstate.NumCounters]*Family{
-	logstate.HWUpdates:              newFamily("partition_high_watermark_updates_total", "High-watermark advances this broker logged as leader ('High watermark updated', DEBUG).", Counter, partitionLabels...),
-	logstate.HWViolations:           newFamily("partition_high_watermark_violations_total", "High-watermark decreases within one leadership (the hw_monotonic invariant).", Counter, partitionLabels...),
-	logstate.HWBlocked:              newFamily("partition_high_watermark_blocked_total", "High-watermark increments refused under min ISR ('Not increasing HWM', TRACE, Kafka >= 3.7; KAFKA-15583).", Counter, partitionLabels...),
-	logstate.ISRShrinks:             newFamily("partition_isr_shrinks_total", "ISR shrinks: a 'Shrinking ISR' line, or a committed ISR smaller than the one before.", Counter, partitionLabels...),
-	logstate.ISRExpands:             newFamily("partition_isr_expands_total", "Committed ISR expansions: an ISR with more members than the one before.", Counter, partitionLabels...),
-	logstate.EpochRegressions:       newFamily("partition_epoch_regressions_total", "ISR updates whose partition epoch did not increase (the partition_epoch_monotonic invariant).", Counter, partitionLabels...),
-	logstate.NotEnoughReplicas:      newFamily("partition_produce_not_enough_replicas_total", "Produce requests this broker rejected with NotEnoughReplicas.", Counter, partitionLabels...),
-	logstate.Truncations:            newFamily("partition_truncations_total", "Log truncations that removed data ('Truncating to offset N').", Counter, partitionLabels...),
-	logstate.TruncationsBelowHW:     newFamily("partition_truncations_below_high_watermark_total", "Truncations below this replica's last known high watermark, that is committed data lost.", Counter, partitionLabels...),
-	logstate.UncleanElections:       newFamily("partition_unclean_leader_elections_total", "Unclean leader elections in controller.log, counted once however many controllers replayed them.", Counter, partitionLabels...),
-	logstate.LeaderTransitions:      newFamily("partition_leader_transitions_total", "Times this broker became the partition's leader (state-change.log).", Counter, partitionLabels...),
-	logstate.FollowerTransitions:    newFamily("partition_follower_transitions_total", "Times this broker became a follower of the partition (state-change.log).", Counter, partitionLabels...),
-	logstate.AlterPartitionFailures: newFamily("partition_alter_partition_failures_total", "Failed ISR changes ('Failed to alter partition', 'Failed to update ISR').", Counter, partitionLabels...),
+	logstate.HWUpdates:              newFamily("partition_high_watermark_updates_total", "High-watermark advances this broker logged as the partition's leader.", Counter, partitionLabels...).withDoc("From `High watermark updated from … to …` (kafka.cluster.Partition, DEBUG)."),
+	logstate.HWViolations:           newFamily("partition_high_watermark_violations_total", "High-watermark decreases within one leadership (the hw_monotonic invariant).", Counter, partitionLabels...).withDoc("Consecutive `High watermark updated` lines of one leadership whose offset went back (DEBUG)."),
+	logstate.HWBlocked:              newFamily("partition_high_watermark_blocked_total", "High-watermark increments refused while the partition was under min ISR (KAFKA-15583).", Counter, partitionLabels...).withDoc("From `Not increasing HWM because partition is under min ISR` (kafka.cluster.Partition, TRACE, Kafka ≥ 3.7)."),
+	logstate.ISRShrinks:             newFamily("partition_isr_shrinks_total", "ISR shrinks seen in this broker's log.", Counter, partitionLabels...).withDoc("From the leader's `Shrinking ISR from … to …`, or an `ISR updated to …` with fewer members than the ISR known before (kafka.cluster.Partition, INFO)."),
+	logstate.ISRExpands:             newFamily("partition_isr_expands_total", "Committed ISR expansions seen in this broker's log.", Counter, partitionLabels...).withDoc("From an `ISR updated to …` with more members than the previous one (INFO), or `Ignoring failed ISR update to PendingExpandIsr … since we have already updated state to …` for an expansion that reached the leader through metadata first (DEBUG); Kafka ≤ 2.7: `Expanding ISR`."),
+	logstate.EpochRegressions:       newFamily("partition_epoch_regressions_total", "ISR updates whose partition epoch did not increase (the partition_epoch_monotonic invariant).", Counter, partitionLabels...).withDoc("From `ISR updated to … and version updated to N` lines whose version did not increase (INFO)."),
+	logstate.NotEnoughReplicas:      newFamily("partition_produce_not_enough_replicas_total", "Produce requests this broker rejected with NotEnoughReplicas.", Counter, partitionLabels...).withDoc("From `Error processing append operation` with NotEnoughReplicasException (kafka.server.ReplicaManager, ERROR)."),
+	logstate.Truncations:            newFamily("partition_truncations_total", "Log truncations that removed data.", Counter, partitionLabels...).withDoc("From UnifiedLog `Truncating to offset N` (INFO); the fetcher's `Truncating partition …` alone does not count."),
+	logstate.TruncationsBelowHW:     newFamily("partition_truncations_below_high_watermark_total", "Truncations below this replica's last known high watermark, that is committed data lost.", Counter, partitionLabels...).withDoc("Fetcher and UnifiedLog truncation lines checked against `Log loaded … initial high watermark`, the leader/follower lines and HW updates."),
+	logstate.UncleanElections:       newFamily("partition_unclean_leader_elections_total", "Unclean leader elections, counted once however many controllers logged them.", Counter, partitionLabels...).withDoc("From controller.log `UNCLEAN partition change` / `Setting new leader … using an unclean election`."),
+	logstate.LeaderTransitions:      newFamily("partition_leader_transitions_total", "Times this broker became the partition's leader.", Counter, partitionLabels...).withDoc("From state-change.log `Leader … starts at leader epoch` (INFO)."),
+	logstate.FollowerTransitions:    newFamily("partition_follower_transitions_total", "Times this broker became a follower of the partition.", Counter, partitionLabels...).withDoc("From state-change.log `Follower … starts at leader epoch` (INFO)."),
+	logstate.AlterPartitionFailures: newFamily("partition_alter_partition_failures_total", "ISR changes this broker failed to make.", Counter, partitionLabels...).withDoc("From `Failed to alter partition` / `Failed to update ISR` (kafka.cluster.Partition)."),
 }
 
 // The log-derived per-partition gauges. The leader-only two are exported in
 // log-only mode; with the admin API they are its families, joined with the log.
 var (
-	logHWFamily    = newFamily("partition_log_high_watermark", "Last high watermark this broker's log showed for the partition.", Gauge, partitionLabels...)
+	logHWFamily    = newFamily("partition_log_high_watermark", "Last high watermark this broker's log showed for the partition.", Gauge, partitionLabels...).withDoc("From `High watermark updated`, `Log loaded … initial high watermark` and the leader/follower lines.")
 	logISRFamily   = newFamily("partition_in_sync_replicas", "ISR size of a partition this broker leads, from its own log (log-only mode).", Gauge, partitionLabels...)
 	logEpochFamily = newFamily("partition_leader_epoch", "Leader epoch of a partition this broker leads, from state-change.log (log-only mode).", Gauge, partitionLabels...)
 )

@@ -101,7 +101,11 @@ func TestReadmeTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exposition.Close()
-	metrics, err := metricsMarkdown(exposition, describeAll(t))
+	docs := map[string]string{}
+	for _, f := range collector.Families() {
+		docs[f.Name] = f.Doc
+	}
+	metrics, err := metricsMarkdown(exposition, describeAll(t), docs)
 	if err != nil {
 		t.Fatalf("%s: %v", e2eGoldenPath, err)
 	}
@@ -227,23 +231,23 @@ a_gauge 3
 		prometheus.NewDesc("b_total", "Described help is not used.", []string{"file"}, nil),
 		prometheus.NewDesc("c_last_timestamp_seconds", "Left out of the golden \"file\".", []string{"file"}, prometheus.Labels{"k": "v}"}),
 	}
-	got, err := metricsMarkdown(strings.NewReader(in), described)
+	got, err := metricsMarkdown(strings.NewReader(in), described, map[string]string{"b_total": "More."})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "| metric | type | labels | description |\n|---|---|---|---|\n" +
 		"| `a_gauge` | gauge |  | First \\| piped. |\n" +
-		"| `b_total` | counter | `file`, `type` | Second. |\n" +
+		"| `b_total` | counter | `file`, `type` | Second. More. |\n" +
 		"| `c_last_timestamp_seconds` | gauge | `file`, `k` | Left out of the golden \"file\". |\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if _, err := metricsMarkdown(strings.NewReader("# TYPE x nonsense\n"), nil); err == nil {
+	if _, err := metricsMarkdown(strings.NewReader("# TYPE x nonsense\n"), nil, nil); err == nil {
 		t.Error("a malformed exposition must be an error")
 	}
 	// A described family missing from the golden whose type is not implied
 	// by its name must fail, not be guessed.
-	if _, err := metricsMarkdown(strings.NewReader(in), []*prometheus.Desc{prometheus.NewDesc("d_total", "h", nil, nil)}); err == nil {
+	if _, err := metricsMarkdown(strings.NewReader(in), []*prometheus.Desc{prometheus.NewDesc("d_total", "h", nil, nil)}, nil); err == nil {
 		t.Error("a counter missing from the golden must be an error")
 	}
 }
