@@ -243,7 +243,7 @@ func TestWriteTextKeep(t *testing.T) {
 // each scrape has its own pooled buffers (run with -race).
 func TestWriteTextConcurrent(t *testing.T) {
 	s := logState(t, 50)
-	src := TableSource(NewLogMetrics(s, nil, LogMetricsOptions{PartitionLabels: true}).Tables)
+	logm := TableSource(NewLogMetrics(s, nil, LogMetricsOptions{PartitionLabels: true}).Tables)
 	a := adminState(t, true)
 	snap := a.snap.Load()
 	done := make(chan struct{})
@@ -260,7 +260,7 @@ func TestWriteTextConcurrent(t *testing.T) {
 			var err error
 			for range 20 {
 				var b bytes.Buffer
-				if err = WriteText(&b, nil, nil, src, a); err != nil {
+				if err = WriteText(&b, nil, nil, logm, a); err != nil {
 					break
 				}
 			}
