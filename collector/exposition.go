@@ -13,15 +13,11 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// The direct text path. At 10k partitions of log state (~140k series) or 100k
-// partitions of admin state (~1.6M series) a scrape through the registry spent
-// most of its time in the registry's consistency checks, in building a
-// dto.Metric per series and in expfmt's encoder. The big per-partition
-// families are instead written straight into a byte buffer in the text
-// exposition format 0.0.4, byte for byte what expfmt.MetricFamilyToText would
-// write for them after a registry Gather (exposition_test.go checks that);
-// the small families still go through the registry, and WriteText merges the
-// two in family-name order as Gather would have.
+// The text exposition writer: every kafka_replication_* family is written
+// here, straight into a byte buffer in the text format 0.0.4, from tables
+// (table.go); the registry keeps the standard collectors (Go, process, build
+// info), and WriteText merges both in family-name order as Gather would. Why
+// not the registry for everything: see docs/design.md ("Rendering").
 
 // textFamily is the rendered header of one family: its HELP and TYPE lines.
 type textFamily struct {
@@ -162,8 +158,12 @@ func (w *textWriter) WriteRune(r rune) (int, error) {
 // digits: strconv switches to an exponent from 1e6 on ("1e+06").
 const smallInt = 1_000_000
 
-// appendFloat formats a sample value as expfmt's writeFloat does.
+// appendFloat formats a sample value as expfmt's writeFloat does; small
+// integers, most of the values, skip the float formatting.
 func appendFloat(b []byte, f float64) []byte {
+	if f > -smallInt && f < smallInt && f == math.Trunc(f) && f != 0 {
+		return strconv.AppendInt(b, int64(f), 10)
+	}
 	switch {
 	case f == 1:
 		return append(b, '1')
@@ -215,16 +215,25 @@ func appendLabels(b []byte, nameValues ...string) []byte {
 	sep := byte('{')
 	for i := 0; i+1 < len(nameValues); i += 2 {
 		b = append(b, sep)
-		b = append(b, nameValues[i]...)
-		b = append(b, `="`...)
-		b = appendEscaped(b, nameValues[i+1], true)
-		b = append(b, '"')
+		b = appendLabel(b, nameValues[i], nameValues[i+1])
 		sep = ','
 	}
 	if sep == ',' {
 		b = append(b, '}')
 	}
 	return b
+}
+
+// appendLabel renders name="value". A value that is not valid UTF-8 (which
+// client_golang would refuse) has its invalid bytes replaced by U+FFFD.
+func appendLabel(b []byte, name, value string) []byte {
+	if !utf8.ValidString(value) {
+		value = strings.ToValidUTF8(value, "\uFFFD")
+	}
+	b = append(b, name...)
+	b = append(b, `="`...)
+	b = appendEscaped(b, value, true)
+	return append(b, '"')
 }
 
 // labelBlocks holds one rendered label block per row, back to back.
@@ -246,6 +255,22 @@ func (l *labelBlocks) add(nameValues ...string) {
 	l.end = append(l.end, len(l.b))
 }
 
+// addPairs adds the block of names[i]=values[i].
+func (l *labelBlocks) addPairs(names, values []string) {
+	for i := range names {
+		if i == 0 {
+			l.b = append(l.b, '{')
+		} else {
+			l.b = append(l.b, ',')
+		}
+		l.b = appendLabel(l.b, names[i], values[i])
+	}
+	if len(names) > 0 {
+		l.b = append(l.b, '}')
+	}
+	l.end = append(l.end, len(l.b))
+}
+
 func (l *labelBlocks) get(i int) []byte {
 	start := 0
 	if i > 0 {
@@ -254,9 +279,9 @@ func (l *labelBlocks) get(i int) []byte {
 	return l.b[start:l.end[i]]
 }
 
-// TextSource is a collector that writes some of its families itself, for
-// WriteText; the rest it leaves to the registry (see LogCollector.SmallFamilies
-// and Admin.SmallFamilies).
+// TextSource is state WriteText renders itself: a TableSource, or (until it
+// moves onto tables) the admin collector, whose small families still come
+// from the registry (Admin.SmallFamilies).
 type TextSource interface {
 	// textFamilies snapshots the state (a copy under the lock, or an
 	// immutable snapshot: no I/O) and appends the families that render it.
@@ -287,8 +312,8 @@ var expositionPool = sync.Pool{New: func() any {
 
 // WriteText writes the gathered registry families mfs (sorted by name, as
 // Gather returns them) and the direct families of srcs to out, merged in
-// family-name order: byte for byte what expfmt's text encoder writes for a
-// registry holding all of them. keep (nil = all) selects families by name. A
+// family-name order, as expfmt's text encoder would write a registry holding
+// all of them. keep (nil = all) selects families by name. A
 // family name must come from one source only. It returns out's first error,
 // else the first encoding error of a registry family (whose output is then
 // partial, as with expfmt).

@@ -7,7 +7,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -27,8 +26,9 @@ func gather(t testing.TB, cs ...prometheus.Collector) []*dto.MetricFamily {
 	return mfs
 }
 
-// registryText is what promhttp served before the direct path: the registry's
-// Gather, every family through expfmt's text encoder.
+// registryText is the admin collector's Collect twin through expfmt: the
+// oracle TestAdminDirectText compares the writer with until the admin
+// families move onto tables.
 func registryText(t testing.TB, cs ...prometheus.Collector) string {
 	t.Helper()
 	var b bytes.Buffer
@@ -40,8 +40,8 @@ func registryText(t testing.TB, cs ...prometheus.Collector) string {
 	return b.String()
 }
 
-// directText is the new path: the small families through a registry, the big
-// ones written directly, merged by WriteText.
+// directText is the served path: the small families through a registry, the
+// others written directly, merged by WriteText.
 func directText(t testing.TB, small []prometheus.Collector, srcs ...TextSource) string {
 	t.Helper()
 	var b bytes.Buffer
@@ -63,105 +63,6 @@ func sameText(t *testing.T, want, got string) {
 		}
 	}
 	t.Fatalf("direct text differs from the registry's in length: want %d lines, got %d", len(wl), len(gl))
-}
-
-// putPartition adds a partition to the store as Apply creates it, then lets
-// set fill it in.
-func putPartition(s *Store, topic string, partition int32, set func(p *logPartition)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := newLogPartition(topic, partition)
-	set(p)
-	s.parts[PartitionKey{topic, partition}] = p
-}
-
-// logState is a store with the awkward cases: partition ids that sort
-// differently as strings ("10" < "2"), label values that need escaping,
-// counters past the 1e6 at which %g switches to exponents, partitions with
-// and without an HW, leaders and followers, and real parsed lines.
-func logState(t testing.TB, partitions int) *Store {
-	s := NewStore(nil)
-	applyLines(t, s,
-		line(isrUpd, "1", "orders-0", "1,2,3", "5"),
-		line(isrUpd, "2", "orders-0", "1,2", "6"),
-		line(isrUpd, "3", "orders-11", "1,2,3", "7"),
-		line(isrUpd, "4", "orders-2", "1", "7"),
-	)
-	topics := []string{"orders", "a.b_c-d", "we\"ird\\to\npic", "zeta", "Zeta"}
-	n := 0
-	for _, topic := range topics {
-		for p := range int32(partitions) {
-			n++
-			if n%7 == 3 {
-				continue // not every topic has every partition
-			}
-			putPartition(s, topic, p+100, func(lp *logPartition) {
-				for j := range lp.counters {
-					switch (n + j) % 5 {
-					case 1:
-						lp.counters[j] = 1
-					case 2:
-						lp.counters[j] = uint64(n * j)
-					case 3:
-						lp.counters[j] = 1_234_567 * uint64(j+1)
-					case 4:
-						lp.counters[j] = 999_999
-					}
-				}
-				if n%4 != 0 {
-					lp.hw, lp.hasHW = int64(n)*int64(n)*1000, true
-				}
-				if n%3 != 0 {
-					lp.leader = true
-					lp.isrSize, lp.isrAt = n%4, time.Unix(int64(n), 0)
-					if n%5 != 0 {
-						lp.leaderEpoch = int64(n % 9)
-					}
-				}
-			})
-		}
-	}
-	return s
-}
-
-func TestLogCollectorDirectText(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		store *Store
-	}{
-		{"empty", NewStore(nil)},
-		{"small", logState(t, 12)},
-		{"past-flush", logState(t, 600)}, // several times flushAt
-	} {
-		for _, opts := range []LogMetricsOptions{
-			{PartitionLabels: true, LeaderGauges: true},
-			{PartitionLabels: true, LeaderGauges: false},
-			{PartitionLabels: false, LeaderGauges: true},
-			{PartitionLabels: false, LeaderGauges: false},
-		} {
-			t.Run(fmt.Sprintf("%s/partition-labels=%v/leader-gauges=%v", tc.name, opts.PartitionLabels, opts.LeaderGauges), func(t *testing.T) {
-				c := NewLogCollector(tc.store, opts)
-				want := registryText(t, c)
-				got := directText(t, []prometheus.Collector{c.SmallFamilies()}, c)
-				sameText(t, want, got)
-				if tc.name != "empty" && !strings.Contains(got, `topic="we\"ird\\to\npic"`) {
-					t.Error("want the topic with a quote, a backslash and a newline escaped")
-				}
-			})
-		}
-	}
-}
-
-// The sidecar's combination: log and admin state, the leader gauges off, the
-// log's small families and the admin's in one registry beside others.
-func TestDirectTextCombined(t *testing.T) {
-	a := adminState(t, true)
-	c := NewLogCollector(logState(t, 20), LogMetricsOptions{PartitionLabels: true})
-	other := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kafka_replication_partition_aaa", Help: "Sorts among the direct families."}, []string{"x"})
-	other.WithLabelValues("y").Set(3)
-	want := registryText(t, c, a, other)
-	got := directText(t, []prometheus.Collector{c.SmallFamilies(), a.SmallFamilies(), other}, c, a)
-	sameText(t, want, got)
 }
 
 // The value formats and escaping of the writer itself, against expfmt's.
@@ -226,19 +127,20 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 }
 
 func TestWriteTextReportsWriteErrors(t *testing.T) {
-	c := NewLogCollector(logState(t, 600), LogMetricsOptions{PartitionLabels: true})
-	if err := WriteText(&failingWriter{}, nil, nil, c); err == nil || !strings.Contains(err.Error(), "reset") {
+	src := TableSource(NewLogMetrics(logState(t, 600), nil, LogMetricsOptions{PartitionLabels: true}).Tables)
+	before := directText(t, nil, src)
+	if err := WriteText(&failingWriter{}, nil, nil, src); err == nil || !strings.Contains(err.Error(), "reset") {
 		t.Errorf("want the write error, got %v", err)
 	}
 	// The writer goes back to the pool clean: the next scrape is whole.
-	sameText(t, registryText(t, c), directText(t, []prometheus.Collector{c.SmallFamilies()}, c))
+	sameText(t, before, directText(t, nil, src))
 }
 
 func TestWriteTextKeep(t *testing.T) {
-	c := NewLogCollector(logState(t, 3), LogMetricsOptions{PartitionLabels: true})
+	src := TableSource(NewLogMetrics(logState(t, 3), nil, LogMetricsOptions{PartitionLabels: true}).Tables)
 	var b bytes.Buffer
 	keep := func(name string) bool { return name == "kafka_replication_partition_isr_shrinks_total" }
-	if err := WriteText(&b, nil, keep, c); err != nil {
+	if err := WriteText(&b, nil, keep, src); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
@@ -255,7 +157,7 @@ func TestWriteTextKeep(t *testing.T) {
 // each scrape has its own pooled buffers (run with -race).
 func TestWriteTextConcurrent(t *testing.T) {
 	s := logState(t, 50)
-	c := NewLogCollector(s, LogMetricsOptions{PartitionLabels: true})
+	logm := TableSource(NewLogMetrics(s, nil, LogMetricsOptions{PartitionLabels: true}).Tables)
 	a := adminState(t, true)
 	src := a.src.(*snapshotSource)
 	snap := src.Snapshot()
@@ -273,7 +175,7 @@ func TestWriteTextConcurrent(t *testing.T) {
 			var err error
 			for range 20 {
 				var b bytes.Buffer
-				if err = WriteText(&b, nil, nil, c, a); err != nil {
+				if err = WriteText(&b, nil, nil, logm, a); err != nil {
 					break
 				}
 			}

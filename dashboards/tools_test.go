@@ -86,3 +86,19 @@ func TestPintLint(t *testing.T) {
 	run(t, "pint", "--no-color", "--offline", "--config", "alerts/.pint.hcl",
 		"lint", "--min-severity=info", "--fail-on=warning", RulesFile)
 }
+
+// TestPromtoolCheckMetrics lints the golden scrape as Prometheus' own tool
+// does: names, HELP, TYPE and units of every family the exporter writes.
+func TestPromtoolCheckMetrics(t *testing.T) {
+	const golden = "collector/fixtures/e2e-output.txt"
+	in, err := os.Open(filepath.Join(repoRoot, golden))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	cmd := exec.Command(tool(t, "promtool"), "check", "metrics")
+	cmd.Dir, cmd.Stdin = repoRoot, in
+	if out, err := cmd.CombinedOutput(); err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("promtool check metrics < %s: %v\n%s", golden, err, out)
+	}
+}

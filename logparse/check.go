@@ -93,12 +93,6 @@ type Result struct {
 	ISRExpand  bool // committed ISR got larger than the last one seen
 	BelowHW    bool // a truncation removed committed data (below the replica's last known HW)
 	NewUnclean bool // an unclean election, counted once however many controllers replayed it
-
-	// Slot is a place the caller may keep its own state for the event's
-	// partition, next to the Checker's (nil when the event touched no
-	// partition state). The sidecar keeps its metrics there: with 10k
-	// partitions a second map lookup per event was a cache miss or three.
-	Slot *any
 }
 
 // partKey identifies a partition as seen by one broker: HW and epoch sequences
@@ -109,11 +103,8 @@ type partKey struct {
 	partition int32
 }
 
-// partState is one partition's history as one broker logged it. What an HW
-// update touches (the slot, the HW fields) comes first: 120 bytes are a
-// 128-byte, line-aligned allocation, so that is one cache line per update.
+// partState is one partition's history as one broker logged it.
 type partState struct {
-	slot       any       // the caller's (Result.Slot)
 	lastHW     int64     // last hw_update "to" offset in the current leadership; -1 = reset
 	knownHW    int64     // best known HW of this replica (leader or follower); -1 = unknown
 	knownHWT   time.Time // log time of the line knownHW came from
@@ -153,7 +144,6 @@ type Checker struct {
 	// several lines in a row (the TRACE/DEBUG lines of one produce).
 	lastKey   partKey
 	lastState *partState
-	touched   *partState // the partition state the current event touched
 
 	// The last file that named its broker (see broker).
 	lastFile       string
@@ -200,7 +190,6 @@ func (c *Checker) broker(ev *Event) int32 {
 func (c *Checker) part(ev *Event) *partState {
 	k := partKey{c.broker(ev), ev.Topic, ev.Partition}
 	if c.lastState != nil && k == c.lastKey {
-		c.touched = c.lastState
 		return c.lastState
 	}
 	p := c.parts[k]
@@ -208,7 +197,7 @@ func (c *Checker) part(ev *Event) *partState {
 		p = &partState{lastHW: -1, knownHW: -1, lastEpoch: -1, isrSize: -1, lastTruncO: -1}
 		c.parts[k] = p
 	}
-	c.lastKey, c.lastState, c.touched = k, p, p
+	c.lastKey, c.lastState = k, p
 	return p
 }
 
@@ -224,7 +213,6 @@ func (c *Checker) Forget(broker int32, topic string, partition int32) {
 // instead of copying a new one per event.
 func (c *Checker) Observe(ev *Event, r *Result) {
 	*r = Result{}
-	c.touched = nil
 	if ev.TopicID != "" {
 		if ev.Topic != "" {
 			c.topicIDs[ev.TopicID] = ev.Topic
@@ -288,14 +276,6 @@ func (c *Checker) Observe(ev *Event, r *Result) {
 		c.truncation(ev, r)
 	case UncleanElection:
 		c.uncleanElection(ev, r)
-	}
-	c.setSlot(r)
-}
-
-// setSlot hands the caller the slot of the partition state Observe touched.
-func (c *Checker) setSlot(r *Result) {
-	if c.touched != nil {
-		r.Slot = &c.touched.slot
 	}
 }
 

@@ -59,12 +59,13 @@ func writeFlagTable(b *strings.Builder, flags []*kingpin.FlagModel) {
 }
 
 // metricsMarkdown renders one row per metric family: every family of the text
-// exposition (name, type, label names as the union over its samples, help),
-// plus the described families it lacks. The golden scrape leaves out the
+// exposition (name, type, label names as the union over its samples, help
+// followed by docs[name] when there is one), plus the described families it
+// lacks. The golden scrape leaves out the
 // families whose values change from run to run (times, durations, the build);
 // those are gauges by the Prometheus naming conventions, and any other missing
 // family is an error, because its type would be a guess.
-func metricsMarkdown(exposition io.Reader, described []*prometheus.Desc) (string, error) {
+func metricsMarkdown(exposition io.Reader, described []*prometheus.Desc, docs map[string]string) (string, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(exposition)
 	if err != nil {
@@ -104,7 +105,11 @@ func metricsMarkdown(exposition io.Reader, described []*prometheus.Desc) (string
 	b.WriteString("| metric | type | labels | description |\n|---|---|---|---|\n")
 	for _, name := range names {
 		r := rows[name]
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", name, r.typ, r.labels, cell(r.help))
+		desc := r.help
+		if doc := docs[name]; doc != "" {
+			desc += " " + doc
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", name, r.typ, r.labels, cell(desc))
 	}
 	return b.String(), nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
 )
 
 const (
@@ -101,7 +102,11 @@ func TestReadmeTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exposition.Close()
-	metrics, err := metricsMarkdown(exposition, describeAll(t))
+	docs := map[string]string{}
+	for _, f := range collector.Families() {
+		docs[f.Name] = f.Doc
+	}
+	metrics, err := metricsMarkdown(exposition, describeAll(t), docs)
 	if err != nil {
 		t.Fatalf("%s: %v", e2eGoldenPath, err)
 	}
@@ -142,7 +147,7 @@ func TestReadmeTables(t *testing.T) {
 		firstDifference(string(raw), readme))
 }
 
-// describeAll returns the descriptors of every collector serve registers
+// describeAll returns the descriptors of every family serve exports
 // (newSidecar), in both modes: log-only (leader gauges from the log) and admin.
 func describeAll(t *testing.T) []*prometheus.Desc {
 	app := kingpin.New(programName, "")
@@ -153,14 +158,11 @@ func describeAll(t *testing.T) []*prometheus.Desc {
 	if err := s.admin.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	store := collector.NewStore(nil)
+	store := logstate.NewStore(nil)
 	ch := make(chan *prometheus.Desc)
 	go func() {
 		for _, c := range []prometheus.Collector{
 			versioncollector.NewCollector(programName),
-			collector.NewLogCollector(store, collector.LogMetricsOptions{PartitionLabels: true, LeaderGauges: true}),
-			collector.NewLogCollector(store, collector.LogMetricsOptions{PartitionLabels: true}),
-			collector.NewFilesCollector(nil),
 			collector.NewAdminCollector(admin.New(s.admin, admin.Options{LogView: store, Logger: slog.New(slog.DiscardHandler)}), true),
 		} {
 			c.Describe(ch)
@@ -170,6 +172,10 @@ func describeAll(t *testing.T) []*prometheus.Desc {
 	var descs []*prometheus.Desc
 	for d := range ch {
 		descs = append(descs, d)
+	}
+	// The families the writer renders, from their descriptor list.
+	for _, f := range collector.Families() {
+		descs = append(descs, prometheus.NewDesc(f.Name, f.Help, f.Labels, nil))
 	}
 	return descs
 }
@@ -226,23 +232,23 @@ a_gauge 3
 		prometheus.NewDesc("b_total", "Described help is not used.", []string{"file"}, nil),
 		prometheus.NewDesc("c_last_timestamp_seconds", "Left out of the golden \"file\".", []string{"file"}, prometheus.Labels{"k": "v}"}),
 	}
-	got, err := metricsMarkdown(strings.NewReader(in), described)
+	got, err := metricsMarkdown(strings.NewReader(in), described, map[string]string{"b_total": "More."})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "| metric | type | labels | description |\n|---|---|---|---|\n" +
 		"| `a_gauge` | gauge |  | First \\| piped. |\n" +
-		"| `b_total` | counter | `file`, `type` | Second. |\n" +
+		"| `b_total` | counter | `file`, `type` | Second. More. |\n" +
 		"| `c_last_timestamp_seconds` | gauge | `file`, `k` | Left out of the golden \"file\". |\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if _, err := metricsMarkdown(strings.NewReader("# TYPE x nonsense\n"), nil); err == nil {
+	if _, err := metricsMarkdown(strings.NewReader("# TYPE x nonsense\n"), nil, nil); err == nil {
 		t.Error("a malformed exposition must be an error")
 	}
 	// A described family missing from the golden whose type is not implied
 	// by its name must fail, not be guessed.
-	if _, err := metricsMarkdown(strings.NewReader(in), []*prometheus.Desc{prometheus.NewDesc("d_total", "h", nil, nil)}); err == nil {
+	if _, err := metricsMarkdown(strings.NewReader(in), []*prometheus.Desc{prometheus.NewDesc("d_total", "h", nil, nil)}, nil); err == nil {
 		t.Error("a counter missing from the golden must be an error")
 	}
 }

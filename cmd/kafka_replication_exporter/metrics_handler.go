@@ -16,19 +16,17 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
 )
 
-// metricsHandler serves the telemetry path in place of promhttp.HandlerFor.
-// The small families (build info, the exporter's own metrics, event totals,
-// admin up/refresh, Go and process metrics) come from the registry; the
-// per-partition families are written straight in the text format by the
-// collectors (collector.WriteText), which at 10k-100k partitions is 25-30
-// times cheaper than the registry's Gather plus expfmt. The body is the one
-// promhttp wrote, byte for byte.
+// metricsHandler serves the telemetry path in place of promhttp.HandlerFor:
+// the registry's families (build info, Go and process) are gathered, and
+// every kafka_replication_* family is written by collector.WriteText, which
+// at 10k-100k partitions is 25-30 times cheaper than Gather plus expfmt (see
+// docs/design.md). It keeps promhttp's behaviour: max-in-flight, gzip,
+// name[] selection, and ContinueOnError (a registry error is logged and what
+// was gathered is still served).
 //
-// It always answers in the text format 0.0.4: protobuf and OpenMetrics are
-// not negotiated (Prometheus falls back to this format, which every version
-// reads; the exporter has no histograms or exemplars that would need more).
-// As with promhttp's ContinueOnError, a registry error is logged and what was
-// gathered is still served.
+// It always answers in the text format 0.0.4, because that is the one format
+// the writer produces and every Prometheus version reads it; the exporter has
+// no histograms or exemplars that protobuf or OpenMetrics would carry better.
 type metricsHandler struct {
 	gatherer prometheus.Gatherer
 	direct   []collector.TextSource
@@ -45,12 +43,10 @@ func newMetricsHandler(g prometheus.Gatherer, direct []collector.TextSource, log
 }
 
 // gzipPool reuses compressors between scrapes. BestSpeed, not promhttp's
-// default level: a 100k-partition scrape is ~135 MB of text, which the
-// default level takes ~0.9 s of CPU to compress and BestSpeed ~0.2 s, for a
-// body ~13 % larger (5.1 MB instead of 4.5 MB). klauspost/compress (already
-// in the build through sarama; Prometheus uses it too) rather than
-// compress/gzip: docs/admin-cost.sh's gzip scrape went from 0.29–0.53 s to
-// 0.24–0.28 s.
+// default level, and klauspost/compress (already in the build through
+// sarama) rather than compress/gzip: a 100k-partition scrape is over 100 MB
+// of text, and the default level made compression most of its cost for a
+// slightly smaller body (docs/benchmarks.md, "/metrics render").
 var gzipPool = sync.Pool{New: func() any {
 	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
 	return w

@@ -66,26 +66,26 @@ func scanFiles(paths []string, loc *time.Location, stdin io.Reader, fn scanFunc)
 		}
 	}
 	defer closeAll(streams)
-	for len(streams) > 0 {
-		// Few streams (one per log file): a linear scan beats a heap.
-		best := 0
-		for i := 1; i < len(streams); i++ {
-			if streams[i].ev.Time.Before(streams[best].ev.Time) {
-				best = i
+	err = logparse.MergeByTime(len(streams),
+		func(i int) *logparse.Event {
+			if streams[i].done {
+				return nil
 			}
-		}
-		s := streams[best]
-		fn(s.name, s.rec, &s.ev)
-		reading = s
-		if err := s.advance(); err != nil {
-			return st, err
-		}
-		if s.done {
-			s.close()
-			streams = append(streams[:best], streams[best+1:]...)
-		}
-	}
-	return st, nil
+			return &streams[i].ev
+		},
+		func(i int) error {
+			s := streams[i]
+			fn(s.name, s.rec, &s.ev)
+			reading = s
+			if err := s.advance(); err != nil {
+				return err
+			}
+			if s.done {
+				s.close()
+			}
+			return nil
+		})
+	return st, err
 }
 
 func closeAll(streams []*stream) {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
 )
 
@@ -216,18 +217,19 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 // sidecar holds the running parts of `serve`.
 type sidecar struct {
 	logger    *slog.Logger
-	store     *collector.Store
-	files     []*collector.LogFile
+	store     *logstate.Store
+	files     []*logstate.LogFile
 	admin     *admin.Poller
 	positions *tail.PositionStore
-	registry  *prometheus.Registry
-	// direct are the collectors whose per-partition families the metrics
-	// handler writes itself; only their small families are in registry.
-	direct []collector.TextSource
+	// registry holds the standard collectors (build info, Go, process) and
+	// the admin half's small families; direct is the state the metrics
+	// handler writes itself (every other kafka_replication_* family).
+	registry *prometheus.Registry
+	direct   []collector.TextSource
 }
 
 func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, logger *slog.Logger) (*sidecar, error) {
-	sc := &sidecar{logger: logger, store: collector.NewStore(filter), registry: prometheus.NewRegistry()}
+	sc := &sidecar{logger: logger, store: logstate.NewStore(filter), registry: prometheus.NewRegistry()}
 	var saved map[string]tail.Position
 	if *s.positionFile != "" {
 		sc.positions = tail.NewPositionStore(*s.positionFile)
@@ -237,7 +239,7 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 		}
 	}
 	for _, path := range *s.logFiles {
-		opts := collector.LogFileOptions{
+		opts := logstate.LogFileOptions{
 			FromBeginning: *s.fromBeginning,
 			PollInterval:  *s.pollInterval,
 			Location:      loc,
@@ -246,16 +248,12 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 		if p, ok := saved[path]; ok {
 			opts.Start = &p
 		}
-		sc.files = append(sc.files, collector.NewLogFile(path, sc.store, opts))
+		sc.files = append(sc.files, logstate.NewLogFile(path, sc.store, opts))
 	}
 	adminMode := len(s.admin.Servers) > 0
-	logc := collector.NewLogCollector(sc.store, collector.LogMetricsOptions{PartitionLabels: *s.partitionLabels, LeaderGauges: !adminMode})
-	sc.registry.MustRegister(
-		versioncollector.NewCollector(programName),
-		logc.SmallFamilies(),
-		collector.NewFilesCollector(sc.files),
-	)
-	sc.direct = append(sc.direct, logc)
+	logm := collector.NewLogMetrics(sc.store, sc.files, collector.LogMetricsOptions{PartitionLabels: *s.partitionLabels, LeaderGauges: !adminMode})
+	sc.registry.MustRegister(versioncollector.NewCollector(programName))
+	sc.direct = append(sc.direct, collector.TableSource(logm.Tables))
 	if adminMode {
 		sc.admin = admin.New(s.admin, admin.Options{
 			TopicFilter: filter,
@@ -277,7 +275,7 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 }
 
 func (sc *sidecar) start(ctx context.Context, wg *sync.WaitGroup) {
-	collector.CatchUp(sc.files)
+	logstate.CatchUp(sc.files)
 	for _, f := range sc.files {
 		if f.Path == "-" {
 			// A read from stdin cannot be interrupted: shutdown does not wait for it.

@@ -33,10 +33,6 @@ type Options struct {
 	FromBeginning bool
 	// Start resumes from a saved position; it wins over FromBeginning.
 	Start *Position
-	// PollInterval is not used: the caller decides when to Poll.
-	//
-	// Deprecated: kept so that existing callers build; leave it out.
-	PollInterval time.Duration
 	// MaxLineBytes bounds a line; longer lines are delivered cut to this
 	// length and counted in Stats.CutLines.
 	MaxLineBytes int

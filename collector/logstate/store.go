@@ -1,15 +1,10 @@
-// Package collector keeps the sidecar's replication state — fed by the broker's
-// logs and, optionally, the Kafka admin API — and renders it as Prometheus
-// metrics. A scrape only reads memory: it never waits on a file or on Kafka.
-package collector
+package logstate
 
 import (
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
@@ -20,32 +15,32 @@ type PartitionKey struct {
 	Partition int32
 }
 
-// partitionCounters are the log-derived counters of one partition, in the order
-// of counterDescs.
-type partitionCounters [numCounters]uint64
+// Counter indexes Partition.Counters: the per-partition counters the logs drive.
+type Counter int
 
+// The counters, in the order collector's descriptor list renders them.
 const (
-	cHWUpdates = iota
-	cHWViolations
-	cHWBlocked
-	cISRShrinks
-	cISRExpands
-	cEpochRegressions
-	cNotEnoughReplicas
-	cTruncations
-	cTruncationsBelowHW
-	cUnclean
-	cLeaderTransitions
-	cFollowerTransitions
-	cAlterPartitionFailures
-	numCounters
+	HWUpdates Counter = iota
+	HWViolations
+	HWBlocked
+	ISRShrinks
+	ISRExpands
+	EpochRegressions
+	NotEnoughReplicas
+	Truncations
+	TruncationsBelowHW
+	UncleanElections
+	LeaderTransitions
+	FollowerTransitions
+	AlterPartitionFailures
+	NumCounters
 )
 
-// logPartition is what this broker's logs said about one partition.
-//
-// What an HW update touches comes first, with times as nanoseconds: with 10k
-// partitions every update finds its partition out of cache, and a line or
-// two per update costs less than the four the time.Time layout spread over.
+// Counters are one partition's log-derived counters, indexed by Counter.
+type Counters [NumCounters]uint64
+
+// logPartition is what this broker's logs said about one partition. Log times
+// are int64 nanoseconds (logNanos) so that ordering two lines is one compare.
 type logPartition struct {
 	hw   int64 // last HW seen in the log; valid when hasHW
 	hwT  int64 // log time (logNanos) of the line hw came from
@@ -57,24 +52,19 @@ type logPartition struct {
 	// its current one.
 	roleT, isrT int64
 
-	hasHW   bool
-	leader  bool // Leader-only view (ISR, leader epoch): this broker's log speaks for the partition only while it leads it.
-	dropped bool // no longer in Store.parts: a Result.Slot that still holds it is stale
+	hasHW  bool
+	leader bool // Leader-only view (ISR, leader epoch): this broker's log speaks for the partition only while it leads it.
 
-	counters partitionCounters
+	counters Counters
 
-	labels      []*dto.LabelPair // {partition, topic}, built once: a scrape reuses them
 	isrSize     int
 	isrAt       time.Time
 	leaderEpoch int64
 	epochAt     time.Time
 }
 
-func newLogPartition(topic string, partition int32) *logPartition {
-	return &logPartition{
-		hwT: math.MinInt64, roleT: math.MinInt64, isrT: math.MinInt64, leaderEpoch: -1,
-		labels: labelPairs("partition", string(appendInt(nil, int64(partition))), "topic", topic),
-	}
+func newLogPartition() *logPartition {
+	return &logPartition{hwT: math.MinInt64, roleT: math.MinInt64, isrT: math.MinInt64, leaderEpoch: -1}
 }
 
 // logNanos orders log times as int64; a line without a timestamp (zero time)
@@ -96,8 +86,8 @@ type Store struct {
 	filter  func(topic string) bool
 	admit   map[string]bool // filter answers by topic
 	now     func() time.Time
-	// tick is a coarse wall clock (unix ns) the followers set once per poll:
-	// time.Now for every event was a tenth of the cost of a busy log.
+	// tick is a coarse wall clock (unix ns) the followers set once per poll,
+	// so that an event does not read the clock.
 	tick atomic.Int64
 
 	events    [256]uint64    // by logparse.Type
@@ -109,7 +99,7 @@ type Store struct {
 	pendingUnclean map[PartitionKey]uint64 // keyed by topic id
 
 	// The last partition applied: consecutive lines of a busy log are mostly
-	// about one partition, and the map lookup was a large part of Apply.
+	// about one partition, so most events skip the map lookup.
 	lastKey  PartitionKey
 	lastPart *logPartition
 }
@@ -131,8 +121,7 @@ func NewStore(filter func(topic string) bool) *Store {
 const maxAdmitted = 1 << 16
 
 // admitted reports whether the topic filter lets the topic in, remembering
-// the answer: the filter is a regexp, and running it for every event was a
-// fifth of the sidecar's CPU beside a busy broker.
+// the answer: the filter is a regexp, too costly to run for every event.
 func (s *Store) admitted(topic string) bool {
 	if s.filter == nil {
 		return true
@@ -167,9 +156,8 @@ func (s *Store) Apply(ev *logparse.Event) {
 	s.apply(ev)
 }
 
-// storeBatch holds the store's lock across a few records of one poll: taking
-// it for every event was a tenth of the sidecar's CPU beside a busy broker.
-// The hold is bounded in records (parsed or not), so a scrape waits at most
+// storeBatch holds the store's lock across a few records of one poll rather
+// than taking it for every event. The hold is bounded in records (parsed or not), so a scrape waits at most
 // for the parsing of that many lines.
 type storeBatch struct {
 	s    *Store
@@ -217,10 +205,9 @@ func (s *Store) apply(ev *logparse.Event) {
 	s.lastEvent[ev.Type] = at
 	switch ev.Type {
 	case logparse.HWSkip, logparse.ISRAckProgress, logparse.ReplicaLEO:
-		// Counted by type only (kafka_replication_log_events_total): two thirds
-		// of a TRACE log, and looking up their partition's state was the
-		// largest cost left in a busy sidecar. The checker keeps no state for
-		// them either (it only counts complete acks for verify's report), and
+		// Counted by type only (kafka_replication_log_events_total): they are
+		// most of a TRACE log and no partition metric needs them. The checker
+		// keeps no state for them either (it only counts complete acks for verify's report), and
 		// the follower's parser reads ack lines shallowly (ShallowAcks). The
 		// partition appears with its first HW update, ISR line or HW
 		// increment refused under min ISR.
@@ -238,7 +225,7 @@ func (s *Store) apply(ev *logparse.Event) {
 	if ev.Topic == "" || ev.Partition < 0 {
 		return
 	}
-	p := s.partition(ev, res.Slot)
+	p := s.partition(ev)
 	if p == nil {
 		return // a topic the filter leaves out
 	}
@@ -246,47 +233,47 @@ func (s *Store) apply(ev *logparse.Event) {
 	if ev.TopicID != "" {
 		idKey := PartitionKey{ev.TopicID, ev.Partition}
 		if n := s.pendingUnclean[idKey]; n > 0 {
-			c[cUnclean] += n
+			c[UncleanElections] += n
 			delete(s.pendingUnclean, idKey)
 		}
 	}
 	if res.Violated.Has(logparse.HWMonotonic) {
-		c[cHWViolations]++
+		c[HWViolations]++
 	}
 	if res.Violated.Has(logparse.PartitionEpochMonotonic) {
-		c[cEpochRegressions]++
+		c[EpochRegressions]++
 	}
 	if res.ISRShrink {
-		c[cISRShrinks]++
+		c[ISRShrinks]++
 	}
 	if res.ISRExpand {
-		c[cISRExpands]++
+		c[ISRExpands]++
 	}
 	if res.BelowHW {
-		c[cTruncationsBelowHW]++
+		c[TruncationsBelowHW]++
 	}
 	if res.NewUnclean {
-		c[cUnclean]++
+		c[UncleanElections]++
 	}
 	p.seen = wall.UnixNano()
 	t := logNanos(ev.Time)
 	switch ev.Type {
 	case logparse.HWUpdate:
-		c[cHWUpdates]++
+		c[HWUpdates]++
 		p.setHW(ev.To, t)
 		p.setRole(true, t)
 	case logparse.HWBlockedUnderMinISR:
-		c[cHWBlocked]++
+		c[HWBlocked]++
 	case logparse.ProduceRejectedMinISR:
-		c[cNotEnoughReplicas]++
+		c[NotEnoughReplicas]++
 	case logparse.LogTruncation:
 		// Only "Truncating to offset N" removes data; the fetcher's "Truncating
 		// partition …" line precedes it whether or not anything is removed.
 		if !ev.NoEffect {
-			c[cTruncations]++
+			c[Truncations]++
 		}
 	case logparse.AlterPartitionFailed:
-		c[cAlterPartitionFailures]++
+		c[AlterPartitionFailures]++
 	case logparse.LogLoaded:
 		p.setHW(ev.HW, t)
 	case logparse.HWNonMonotonic:
@@ -303,7 +290,7 @@ func (s *Store) apply(ev *logparse.Event) {
 			p.isrT, p.isrSize, p.isrAt = t, len(ev.ToISR), wall
 		}
 	case logparse.LeaderStart:
-		c[cLeaderTransitions]++
+		c[LeaderTransitions]++
 		p.setHW(ev.HW, t)
 		if p.setRole(true, t) {
 			p.leaderEpoch, p.epochAt = ev.LeaderEpoch, wall
@@ -312,7 +299,7 @@ func (s *Store) apply(ev *logparse.Event) {
 			p.isrT, p.isrSize, p.isrAt = t, len(ev.ISR), wall
 		}
 	case logparse.FollowerStart:
-		c[cFollowerTransitions]++
+		c[FollowerTransitions]++
 		p.setHW(ev.HW, t)
 		if p.setRole(false, t) {
 			p.leaderEpoch, p.epochAt = ev.LeaderEpoch, wall
@@ -320,15 +307,9 @@ func (s *Store) apply(ev *logparse.Event) {
 	}
 }
 
-// partition finds (or makes) ev's partition state: through the slot the
-// checker keeps for it when it has one, else through the map. nil means the
-// topic filter leaves the topic out.
-func (s *Store) partition(ev *logparse.Event, slot *any) *logPartition {
-	if slot != nil {
-		if p, _ := (*slot).(*logPartition); p != nil && !p.dropped {
-			return p
-		}
-	}
+// partition finds (or makes) ev's partition state. nil means the topic
+// filter leaves the topic out.
+func (s *Store) partition(ev *logparse.Event) *logPartition {
 	k := PartitionKey{ev.Topic, ev.Partition}
 	p := s.lastPart
 	if p == nil || k != s.lastKey {
@@ -336,14 +317,11 @@ func (s *Store) partition(ev *logparse.Event, slot *any) *logPartition {
 			return nil
 		}
 		if p = s.parts[k]; p == nil {
-			p = newLogPartition(ev.Topic, ev.Partition)
+			p = newLogPartition()
 			s.parts[k] = p
 		}
 	}
 	s.lastKey, s.lastPart = k, p
-	if slot != nil {
-		*slot = p
-	}
 	return p
 }
 
@@ -389,8 +367,52 @@ func (s *Store) RetainTopics(exists func(topic string) bool) {
 	cutoff := s.now().Add(-retainGrace).UnixNano()
 	for k, p := range s.parts {
 		if !exists(k.Topic) && p.seen < cutoff {
-			p.dropped = true
 			delete(s.parts, k)
 		}
 	}
+}
+
+// Partition is one partition's log-derived state as a scrape reads it.
+type Partition struct {
+	PartitionKey
+	Counters Counters
+	HW       int64 // the last high watermark the log showed; valid when HasHW
+	HasHW    bool
+	// The leader-only view: set while this broker's log says it leads the
+	// partition.
+	ISRSize        int
+	HasISR         bool
+	LeaderEpoch    int64
+	HasLeaderEpoch bool
+}
+
+// Snapshot is a copy of the store's state, taken for one scrape.
+type Snapshot struct {
+	Partitions []Partition    // in no particular order
+	Events     [256]uint64    // events applied, by logparse.Type
+	LastEvent  [256]time.Time // time of the last event, by logparse.Type
+}
+
+// Snapshot copies the state into snap, reusing its slices. The lock is held
+// for the copy only: rendering happens outside it.
+func (s *Store) Snapshot(snap *Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap.Partitions = snap.Partitions[:0]
+	if n := len(s.parts); cap(snap.Partitions) < n {
+		snap.Partitions = make([]Partition, 0, n)
+	}
+	for k, p := range s.parts {
+		snap.Partitions = append(snap.Partitions, Partition{
+			PartitionKey:   k,
+			Counters:       p.counters,
+			HW:             p.hw,
+			HasHW:          p.hasHW,
+			ISRSize:        p.isrSize,
+			HasISR:         p.leader && !p.isrAt.IsZero(),
+			LeaderEpoch:    p.leaderEpoch,
+			HasLeaderEpoch: p.leader && p.leaderEpoch >= 0,
+		})
+	}
+	snap.Events, snap.LastEvent = s.events, s.lastEvent
 }

@@ -1,4 +1,4 @@
-package collector
+package logstate
 
 import (
 	"context"
@@ -29,7 +29,7 @@ type LogFile struct {
 	batch    storeBatch
 
 	queue *[]logparse.Event // set while catching up: events are queued, not applied
-	ev    logparse.Event    // reused for every record: an Event is 416 bytes
+	ev    logparse.Event    // reused for every record, so that a record allocates nothing
 }
 
 // LogFileOptions configure how a file is followed.
@@ -58,7 +58,6 @@ func NewLogFile(path string, store *Store, opts LogFileOptions) *LogFile {
 		follower: tail.New(path, tail.Options{
 			FromBeginning: opts.FromBeginning,
 			Start:         opts.Start,
-			PollInterval:  opts.PollInterval,
 			Logger:        opts.Logger,
 		}),
 		splitter: logparse.NewSplitter(),
@@ -142,6 +141,25 @@ func (f *LogFile) Ready() bool { return f.follower.Stats().Ready }
 // Records returns how many records have been read.
 func (f *LogFile) Records() uint64 { return f.records.Load() }
 
+// FileStats is what a scrape shows of one followed file.
+type FileStats struct {
+	Path      string
+	Records   uint64 // records read (a header line plus its continuation lines)
+	Malformed uint64 // dropped: junk lines, orphan continuations, over-long lines, replication lines naming an impossible topic
+	tail.Stats
+}
+
+// Stats returns the file's counters; safe while Run runs.
+func (f *LogFile) Stats() FileStats {
+	st := f.follower.Stats()
+	return FileStats{
+		Path:      f.Path,
+		Records:   f.records.Load(),
+		Malformed: f.malformed.Load(),
+		Stats:     st,
+	}
+}
+
 // catchUpQueueCap bounds the events held per file while catching up; past it,
 // events are applied as read (in file order, not merged by time).
 const catchUpQueueCap = 200_000
@@ -168,17 +186,16 @@ func CatchUp(files []*LogFile) {
 		f.queue = nil
 	}
 	heads := make([]int, len(files))
-	for {
-		best := -1
-		for i, q := range queues {
-			if heads[i] < len(q) && (best < 0 || q[heads[i]].Time.Before(queues[best][heads[best]].Time)) {
-				best = i
+	logparse.MergeByTime(len(files),
+		func(i int) *logparse.Event {
+			if heads[i] < len(queues[i]) {
+				return &queues[i][heads[i]]
 			}
-		}
-		if best < 0 {
-			return
-		}
-		files[best].store.Apply(&queues[best][heads[best]])
-		heads[best]++
-	}
+			return nil
+		},
+		func(i int) error {
+			files[i].store.Apply(&queues[i][heads[i]])
+			heads[i]++
+			return nil
+		})
 }

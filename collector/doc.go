@@ -1,0 +1,46 @@
+// Package collector turns the sidecar's state into Prometheus metrics. The
+// state lives elsewhere and is read as snapshots: the broker's logs in
+// collector/logstate, the Kafka admin API in the admin poller. A scrape only
+// reads memory: it never waits on a file or on Kafka.
+//
+// Every kafka_replication_* family is written by one text writer, WriteText,
+// from tables. A family is declared once, as a *Family in the descriptor
+// list (families.go): its name, one-sentence HELP, TYPE and label names,
+// which the writer prints and the README table is generated from. State
+// becomes a Table: rows that share a label block (a partition, a topic, a
+// file, an event type) and one Column per family, each a function from a
+// row to its value (ok false: no sample for that row). A source is a
+// TableSource: a function that takes its snapshot and returns its tables,
+// plus a release called once the scrape is written (to reuse the snapshot):
+//
+//	func (m *Thing) Tables() ([]*Table, func()) {
+//		snap := m.snapshot() // a copy under the lock, or an immutable snapshot
+//		parts := snap.Partitions
+//		return []*Table{{
+//			Rows:   len(parts),
+//			Labels: func(row int, v []string) { v[0], v[1] = partitionName(parts[row].Partition), parts[row].Topic },
+//			Columns: []Column{
+//				{replicasFamily, func(row int) (float64, bool) { return float64(parts[row].Replicas), true }},
+//				{minISRFamily, func(row int) (float64, bool) { return float64(parts[row].MinISR), parts[row].MinISR > 0 }},
+//			},
+//		}}, nil
+//	}
+//
+//	WriteText(w, registryFamilies, keep, TableSource(thing.Tables))
+//
+// The writer orders each table's rows by label values (as Prometheus' own
+// encoder orders series; a source whose rows are already in that order
+// saves the sort and reads its memory in order), renders each row's label
+// block once per scrape, escapes label values as expfmt does and writes a
+// value that is not valid UTF-8 with U+FFFD in place of the invalid bytes.
+//
+// Porting a family from a client_golang Collect to a table is mechanical:
+// the prometheus.Desc becomes a newFamily entry, each MustNewConstMetric of
+// one label set becomes a Column of the table with those labels, and the
+// family leaves the registry. The admin families (admin_metrics.go,
+// admin_text.go) are the ones still to port: partitions, replica lags
+// (labels partition, replica, topic), the per-topic rollup and
+// topic_min_insync_replicas_config, and up / refresh / request errors /
+// disagreements (a one-row table has no labels; a by-request or by-field
+// counter is a table of its own).
+package collector

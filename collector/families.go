@@ -1,0 +1,114 @@
+package collector
+
+import "github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
+
+// metricPrefix starts every family name this exporter defines.
+const metricPrefix = "kafka_replication_"
+
+// Type is a family's TYPE in the exposition.
+type Type uint8
+
+// The types the exporter uses: its values are sampled state, not distributions.
+const (
+	Gauge Type = iota
+	Counter
+)
+
+func (t Type) String() string {
+	if t == Counter {
+		return "counter"
+	}
+	return "gauge"
+}
+
+// Family describes one metric family: the single source of its name, HELP,
+// TYPE and label names for the writer (Table) and for the README (docgen).
+type Family struct {
+	Name   string   // full name, with metricPrefix
+	Help   string   // one sentence; the README table can say more
+	Type   Type     //
+	Labels []string // label names, sorted: the order the writer renders them in
+	Doc    string   // more for the README: which log lines (and level) it comes from
+
+	text *textFamily // the rendered HELP and TYPE lines
+}
+
+func newFamily(name, help string, typ Type, labels ...string) *Family {
+	f := &Family{Name: metricPrefix + name, Help: help, Type: typ, Labels: labels}
+	f.text = newTextFamily(f.Name, f.Help, typ == Counter)
+	return f
+}
+
+// withDoc sets the README's extra text.
+func (f *Family) withDoc(doc string) *Family {
+	f.Doc = doc
+	return f
+}
+
+// Label name sets, sorted.
+var (
+	partitionLabels = []string{"partition", "topic"}
+	topicLabels     = []string{"topic"}
+)
+
+// The log-derived per-partition counters, indexed by logstate.Counter.
+var logCounterFamilies = [logstate.NumCounters]*Family{
+	logstate.HWUpdates:              newFamily("partition_high_watermark_updates_total", "High-watermark advances this broker logged as the partition's leader.", Counter, partitionLabels...).withDoc("From `High watermark updated from … to …` (kafka.cluster.Partition, DEBUG)."),
+	logstate.HWViolations:           newFamily("partition_high_watermark_violations_total", "High-watermark decreases within one leadership (the hw_monotonic invariant).", Counter, partitionLabels...).withDoc("Consecutive `High watermark updated` lines of one leadership whose offset went back (DEBUG)."),
+	logstate.HWBlocked:              newFamily("partition_high_watermark_blocked_total", "High-watermark increments refused while the partition was under min ISR (KAFKA-15583).", Counter, partitionLabels...).withDoc("From `Not increasing HWM because partition is under min ISR` (kafka.cluster.Partition, TRACE, Kafka ≥ 3.7)."),
+	logstate.ISRShrinks:             newFamily("partition_isr_shrinks_total", "ISR shrinks seen in this broker's log.", Counter, partitionLabels...).withDoc("From the leader's `Shrinking ISR from … to …`, or an `ISR updated to …` with fewer members than the ISR known before (kafka.cluster.Partition, INFO)."),
+	logstate.ISRExpands:             newFamily("partition_isr_expands_total", "Committed ISR expansions seen in this broker's log.", Counter, partitionLabels...).withDoc("From an `ISR updated to …` with more members than the previous one (INFO), or `Ignoring failed ISR update to PendingExpandIsr … since we have already updated state to …` for an expansion that reached the leader through metadata first (DEBUG); Kafka ≤ 2.7: `Expanding ISR`."),
+	logstate.EpochRegressions:       newFamily("partition_epoch_regressions_total", "ISR updates whose partition epoch did not increase (the partition_epoch_monotonic invariant).", Counter, partitionLabels...).withDoc("From `ISR updated to … and version updated to N` lines whose version did not increase (INFO)."),
+	logstate.NotEnoughReplicas:      newFamily("partition_produce_not_enough_replicas_total", "Produce requests this broker rejected with NotEnoughReplicas.", Counter, partitionLabels...).withDoc("From `Error processing append operation` with NotEnoughReplicasException (kafka.server.ReplicaManager, ERROR)."),
+	logstate.Truncations:            newFamily("partition_truncations_total", "Log truncations that removed data.", Counter, partitionLabels...).withDoc("From UnifiedLog `Truncating to offset N` (INFO); the fetcher's `Truncating partition …` alone does not count."),
+	logstate.TruncationsBelowHW:     newFamily("partition_truncations_below_high_watermark_total", "Truncations below this replica's last known high watermark, that is committed data lost.", Counter, partitionLabels...).withDoc("Fetcher and UnifiedLog truncation lines checked against `Log loaded … initial high watermark`, the leader/follower lines and HW updates."),
+	logstate.UncleanElections:       newFamily("partition_unclean_leader_elections_total", "Unclean leader elections, counted once however many controllers logged them.", Counter, partitionLabels...).withDoc("From controller.log `UNCLEAN partition change` / `Setting new leader … using an unclean election`."),
+	logstate.LeaderTransitions:      newFamily("partition_leader_transitions_total", "Times this broker became the partition's leader.", Counter, partitionLabels...).withDoc("From state-change.log `Leader … starts at leader epoch` (INFO)."),
+	logstate.FollowerTransitions:    newFamily("partition_follower_transitions_total", "Times this broker became a follower of the partition.", Counter, partitionLabels...).withDoc("From state-change.log `Follower … starts at leader epoch` (INFO)."),
+	logstate.AlterPartitionFailures: newFamily("partition_alter_partition_failures_total", "ISR changes this broker failed to make.", Counter, partitionLabels...).withDoc("From `Failed to alter partition` / `Failed to update ISR` (kafka.cluster.Partition)."),
+}
+
+// The log-derived per-partition gauges. The leader-only two are exported in
+// log-only mode; with the admin API they are its families, joined with the log.
+var (
+	logHWFamily    = newFamily("partition_log_high_watermark", "Last high watermark this broker's log showed for the partition.", Gauge, partitionLabels...).withDoc("From `High watermark updated`, `Log loaded … initial high watermark` and the leader/follower lines.")
+	logISRFamily   = newFamily("partition_in_sync_replicas", "ISR size of a partition this broker leads, from its own log (log-only mode).", Gauge, partitionLabels...)
+	logEpochFamily = newFamily("partition_leader_epoch", "Leader epoch of a partition this broker leads, from state-change.log (log-only mode).", Gauge, partitionLabels...)
+)
+
+// rollupFamilies are the per-partition families summed per topic, for
+// --no-collector.partition-labels: same names and HELP, only the topic label.
+var rollupFamilies = func() map[*Family]*Family {
+	m := make(map[*Family]*Family)
+	for _, f := range append(logCounterFamilies[:], logHWFamily) {
+		m[f] = newFamily(f.Name[len(metricPrefix):], f.Help, f.Type, topicLabels...)
+	}
+	return m
+}()
+
+// The event totals, by logparse event type.
+var (
+	logEventsFamily    = newFamily("log_events_total", "Log records that parsed to a replication event, by logparse event type.", Counter, "type")
+	logLastEventFamily = newFamily("log_last_event_timestamp_seconds", "Time of the last event of the type: its own timestamp, or when it was read if it has none.", Gauge, "type")
+)
+
+// The followers' own metrics, by file.
+var (
+	fileRecordsFamily     = newFamily("log_records_total", "Log records read (a header line plus its continuation lines).", Counter, "file")
+	fileMalformedFamily   = newFamily("log_records_malformed_total", "Physical lines dropped as malformed: binary junk, continuation lines without a header, parts of over-long lines.", Counter, "file")
+	fileLinesFamily       = newFamily("log_lines_total", "Physical lines read.", Counter, "file")
+	fileBytesFamily       = newFamily("log_bytes_total", "Bytes read.", Counter, "file")
+	fileRotationsFamily   = newFamily("log_file_rotations_total", "Rename+create rotations followed (log4j's hourly roll).", Counter, "file")
+	fileTruncationsFamily = newFamily("log_file_truncations_total", "copytruncate-style truncations detected (reading restarted at offset 0).", Counter, "file")
+	filePositionFamily    = newFamily("log_file_position_bytes", "Read offset in the file currently followed.", Gauge, "file")
+	fileLastReadFamily    = newFamily("log_file_last_read_timestamp_seconds", "Wall time the last line was read from the file (stale-log detection).", Gauge, "file")
+	fileOpenFamily        = newFamily("log_file_open", "1 when the file (or stdin) is open and followed, 0 while waiting for it to appear.", Gauge, "file")
+)
+
+// Families lists every family the log half renders, for the README.
+func Families() []*Family {
+	fams := append([]*Family(nil), logCounterFamilies[:]...)
+	return append(fams, logHWFamily, logISRFamily, logEpochFamily, logEventsFamily, logLastEventFamily,
+		fileRecordsFamily, fileMalformedFamily, fileLinesFamily, fileBytesFamily, fileRotationsFamily,
+		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily)
+}

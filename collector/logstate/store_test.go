@@ -1,0 +1,178 @@
+package logstate
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+)
+
+func applyLines(t testing.TB, s *Store, lines ...string) {
+	t.Helper()
+	p := logparse.NewParser(time.UTC)
+	for _, l := range lines {
+		ev, ok := p.ParseLine([]byte(l))
+		if !ok {
+			t.Fatalf("want parsed: %s", l)
+		}
+		s.Apply(&ev)
+	}
+}
+
+const isrUpd = "[2026-11-30 10:00:0%s,000] INFO [Partition %s broker=1] ISR updated to %s  and version updated to %s (kafka.cluster.Partition)"
+
+func line(format string, args ...string) string {
+	for _, a := range args {
+		format = strings.Replace(format, "%s", a, 1)
+	}
+	return format
+}
+
+// partitions returns the snapshot's partitions by key.
+func partitions(s *Store) map[PartitionKey]Partition {
+	var snap Snapshot
+	s.Snapshot(&snap)
+	m := make(map[PartitionKey]Partition, len(snap.Partitions))
+	for _, p := range snap.Partitions {
+		m[p.PartitionKey] = p
+	}
+	return m
+}
+
+func TestStoreSnapshot(t *testing.T) {
+	s := NewStore(func(topic string) bool { return topic != "excluded" })
+	applyLines(t, s,
+		line(isrUpd, "1", "orders-0", "1,2,3", "5"),
+		line(isrUpd, "2", "orders-0", "1,2", "6"),
+		line(isrUpd, "3", "orders-0", "1,2,3", "7"),
+		line(isrUpd, "4", "excluded-0", "1,2", "7"),
+	)
+	var snap Snapshot
+	s.Snapshot(&snap)
+	if len(snap.Partitions) != 1 {
+		t.Fatalf("want orders-0 only, got %+v", snap.Partitions)
+	}
+	p := snap.Partitions[0]
+	if p.PartitionKey != (PartitionKey{"orders", 0}) || p.Counters[ISRShrinks] != 1 || p.Counters[ISRExpands] != 1 ||
+		!p.HasISR || p.ISRSize != 3 || p.HasHW || p.HasLeaderEpoch {
+		t.Errorf("unexpected partition state %+v", p)
+	}
+	if snap.Events[logparse.ISRUpdate] != 4 {
+		t.Errorf("want the excluded topic's event counted by type too: 4, got %d", snap.Events[logparse.ISRUpdate])
+	}
+	if want := time.Date(2026, 11, 30, 10, 0, 4, 0, time.UTC); !snap.LastEvent[logparse.ISRUpdate].Equal(want) {
+		t.Errorf("want last isr_update at %v, got %v", want, snap.LastEvent[logparse.ISRUpdate])
+	}
+}
+
+// A follower line means this broker no longer leads the partition: its log stops
+// speaking for the ISR, and the overlay says nothing.
+func TestStoreLeaderViewEndsWithFollowerLine(t *testing.T) {
+	s := NewStore(nil)
+	applyLines(t, s,
+		line(isrUpd, "1", "orders-0", "1,2,3", "5"),
+		"[2026-11-30 10:00:05,000] INFO [Broker id=1] Follower orders-0 starts at leader epoch 4 from offset 10 with partition epoch 9 and high watermark 10. Current leader is 2. Previous leader Some(2) and previous leader epoch was 4. (state.change.logger)",
+	)
+	if _, _, _, _, ok := s.LogPartitionState("orders", 0); ok {
+		t.Error("want no log view for a partition this broker follows")
+	}
+	if p := partitions(s)[PartitionKey{"orders", 0}]; p.HasISR || p.HasLeaderEpoch || !p.HasHW || p.HW != 10 {
+		t.Errorf("want the HW and no leader-only gauges, got %+v", p)
+	}
+}
+
+// A deleted topic's state goes once the admin API no longer lists it.
+func TestStoreRetainTopics(t *testing.T) {
+	s := NewStore(nil)
+	applyLines(t, s, line(isrUpd, "1", "gone-0", "1,2,3", "5"), line(isrUpd, "1", "kept-0", "1,2,3", "5"))
+	s.RetainTopics(func(topic string) bool { return topic == "kept" })
+	if n := len(partitions(s)); n != 2 {
+		t.Errorf("want a topic seen within the grace period kept (it may be newer than the metadata), got %d partitions", n)
+	}
+	s.now = func() time.Time { return time.Now().Add(2 * retainGrace) }
+	s.RetainTopics(func(topic string) bool { return topic == "kept" })
+	if n := len(partitions(s)); n != 1 {
+		t.Errorf("want only the kept topic, got %d partitions", n)
+	}
+	// The topic comes back (re-created): its events reach a new state.
+	applyLines(t, s, line(isrUpd, "1", "gone-0", "1,2", "1"))
+	if p, ok := partitions(s)[PartitionKey{"gone", 0}]; !ok || p.ISRSize != 2 || p.Counters[ISRExpands] != 0 {
+		t.Errorf("want gone-0 in state again with ISR size 2 and no earlier expansion, got %+v", p)
+	}
+}
+
+// The topic filter is a regexp: the store asks it once per topic, not once
+// per event, and its answer still holds for every later event.
+func TestStoreAsksTheTopicFilterOncePerTopic(t *testing.T) {
+	asked := map[string]int{}
+	s := NewStore(func(topic string) bool { asked[topic]++; return topic != "excluded" })
+	var lines []string
+	for i := 1; i <= 5; i++ {
+		lines = append(lines, line(isrUpd, "1", "orders-0", "1,2,3", strconv.Itoa(i)),
+			line(isrUpd, "1", "excluded-0", "1,2", strconv.Itoa(i)),
+			line(isrUpd, "1", "orders-1", "1,2", strconv.Itoa(i)))
+	}
+	applyLines(t, s, lines...)
+	if asked["orders"] != 1 || asked["excluded"] != 1 {
+		t.Errorf("want the filter asked once per topic, got %v", asked)
+	}
+	parts := partitions(s)
+	if len(parts) != 2 {
+		t.Errorf("want orders-0 and orders-1 in state, got %d partitions", len(parts))
+	}
+	for k := range parts {
+		if k.Topic == "excluded" {
+			t.Errorf("excluded topic in state: %v", k)
+		}
+	}
+}
+
+// TRACE lines counted only by type (hw_skip, isr_ack_progress, replica_leo)
+// touch no partition state: the partition appears with its first line that
+// it is counted for.
+func TestStoreCountsTraceOnlyTypesByType(t *testing.T) {
+	s := NewStore(nil)
+	applyLines(t, s,
+		"[2026-11-30 10:00:01,000] TRACE [Partition orders-0 broker=1] Progress awaiting ISR acks for offset 89: acked: Set(broker 1: 89), awaiting Set(broker 3: 88) (kafka.cluster.Partition)",
+		"[2026-11-30 10:00:01,000] DEBUG [Partition orders-0 broker=1] Recorded replica 2 log end offset (LEO) position 89 and log start offset 0. (kafka.cluster.Partition)",
+	)
+	var snap Snapshot
+	s.Snapshot(&snap)
+	if len(snap.Partitions) != 0 || snap.Events[logparse.ISRAckProgress] != 1 || snap.Events[logparse.ReplicaLEO] != 1 {
+		t.Errorf("want 2 events counted by type and no partition state, got %d partitions, events %v/%v",
+			len(snap.Partitions), snap.Events[logparse.ISRAckProgress], snap.Events[logparse.ReplicaLEO])
+	}
+	applyLines(t, s, "[2026-11-30 10:00:02,000] DEBUG [Partition orders-0 broker=1] High watermark updated from (offset=88, segment=[0:1]) to (offset=89, segment=[0:2]) (kafka.cluster.Partition)")
+	if p := partitions(s)[PartitionKey{"orders", 0}]; !p.HasHW || p.HW != 89 || p.Counters[HWUpdates] != 1 {
+		t.Errorf("want the partition created by its HW update, got %+v", p)
+	}
+}
+
+// CatchUp applies what several files hold merged by log time: the leader
+// line of state-change.log before the server.log ISR lines logged after it.
+func TestCatchUpMergesFilesByTime(t *testing.T) {
+	dir := t.TempDir()
+	server := filepath.Join(dir, "server.log")
+	stateChange := filepath.Join(dir, "state-change.log")
+	write := func(path string, lines ...string) {
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(server, line(isrUpd, "2", "orders-0", "1,2", "6"), line(isrUpd, "3", "orders-0", "1,2,3", "7"))
+	write(stateChange, "[2026-11-30 10:00:01,000] INFO [Broker id=1] Leader orders-0 with topic id Some(AMNt6PcpRZOktSh6v-u00A) starts at leader epoch 4 from offset 10 with partition epoch 5, high watermark 10, ISR [1,2,3], adding replicas [] and removing replicas [] . Previous leader None and previous leader epoch was -1. (state.change.logger)")
+	s := NewStore(nil)
+	var files []*LogFile
+	for _, path := range []string{server, stateChange} {
+		files = append(files, NewLogFile(path, s, LogFileOptions{FromBeginning: true, Location: time.UTC}))
+	}
+	CatchUp(files)
+	p := partitions(s)[PartitionKey{"orders", 0}]
+	if p.Counters[LeaderTransitions] != 1 || p.Counters[ISRShrinks] != 1 || p.Counters[ISRExpands] != 1 {
+		t.Errorf("want the leader line first (ISR 3), then a shrink to 2 and an expand to 3, got %+v", p.Counters)
+	}
+}

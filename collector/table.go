@@ -1,0 +1,134 @@
+package collector
+
+import (
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// A Table is how state becomes metrics (see the package doc): rows that
+// share a label block and columns that are one family each. The writer
+// renders each row's label block once per scrape and each column as one
+// pass over the rows, in the series order Prometheus' own encoder uses
+// (label values compared in label-name order).
+//
+// Labels fills the row's label values in the order of the families' Labels
+// (every column of a table has the same label names; families without
+// labels need no Labels, and have one row). A column's Value returns ok
+// false for a row without a sample in that family.
+type Table struct {
+	Rows    int
+	Labels  func(row int, values []string)
+	Columns []Column
+}
+
+// Column is one family of a Table.
+type Column struct {
+	Family *Family
+	Value  func(row int) (v float64, ok bool)
+}
+
+// TableSource adapts a function that snapshots some state into tables to a
+// TextSource for WriteText; release (may be nil) is called once the scrape
+// is written, so that the snapshot can be reused.
+type TableSource func() (tables []*Table, release func())
+
+func (s TableSource) textFamilies(fams []directFamily) ([]directFamily, func()) {
+	tables, release := s()
+	renderers := make([]*tableRenderer, len(tables))
+	for k, t := range tables {
+		r := tableRendererPool.Get().(*tableRenderer)
+		r.t, r.prepared = t, false
+		renderers[k] = r
+		for i, c := range t.Columns {
+			if !slices.Equal(c.Family.Labels, t.Columns[0].Family.Labels) {
+				panic("collector: columns of one table with different labels: " + c.Family.Name)
+			}
+			fams = append(fams, directFamily{fam: c.Family.text, r: r, i: i})
+		}
+	}
+	return fams, func() {
+		for _, r := range renderers {
+			r.t = nil
+			clear(r.values) // drop the strings of this scrape's snapshot
+			tableRendererPool.Put(r)
+		}
+		if release != nil {
+			release()
+		}
+	}
+}
+
+// tableRenderer renders one table's columns; its label blocks are built on
+// the first column actually written, so a scrape that selects other families
+// (name[]=…) does not pay for them. Its buffers are reused between scrapes.
+type tableRenderer struct {
+	t        *Table
+	prepared bool
+	values   []string // label values, row by row
+	order    []int32  // rows in series order
+	labels   labelBlocks
+}
+
+var tableRendererPool = sync.Pool{New: func() any { return new(tableRenderer) }}
+
+func (r *tableRenderer) prepare() {
+	r.prepared = true
+	t := r.t
+	names := t.Columns[0].Family.Labels
+	n := len(names)
+	r.values = slices.Grow(r.values[:0], t.Rows*n)[:t.Rows*n]
+	values := r.values
+	if n > 0 {
+		for row := range t.Rows {
+			t.Labels(row, values[row*n:(row+1)*n])
+		}
+	}
+	r.order = slices.Grow(r.order[:0], t.Rows)
+	for i := range t.Rows {
+		r.order = append(r.order, int32(i))
+	}
+	cmp := func(a, b int32) int {
+		return slices.Compare(values[int(a)*n:int(a+1)*n], values[int(b)*n:int(b+1)*n])
+	}
+	if !slices.IsSortedFunc(r.order, cmp) {
+		slices.SortFunc(r.order, cmp)
+	}
+	r.labels.reset()
+	r.labels.grow(t.Rows, 16*n+8)
+	for _, row := range r.order {
+		r.labels.addPairs(names, values[int(row)*n:int(row+1)*n])
+	}
+}
+
+func (r *tableRenderer) render(w *textWriter, f *textFamily, column int) {
+	if !r.prepared {
+		r.prepare()
+	}
+	value := r.t.Columns[column].Value
+	w.begin(f)
+	for k, row := range r.order {
+		if v, ok := value(int(row)); ok {
+			w.sampleFloat(f, r.labels.get(k), v)
+		}
+	}
+	w.end()
+}
+
+// partitionNames are the label values of the usual partition numbers,
+// formatted once rather than on every scrape.
+var partitionNames = func() []string {
+	names := make([]string, 4096)
+	for i := range names {
+		names[i] = strconv.Itoa(i)
+	}
+	return names
+}()
+
+// partitionName is the partition label value of p.
+func partitionName(p int32) string {
+	if p >= 0 && int(p) < len(partitionNames) {
+		return partitionNames[p]
+	}
+	return strconv.FormatInt(int64(p), 10)
+}

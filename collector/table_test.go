@@ -1,0 +1,132 @@
+package collector
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
+)
+
+// checkExposition parses text as Prometheus does and checks what the
+// parser lets through: HELP and TYPE once per family, every label value
+// valid UTF-8. It returns the number of samples per family.
+func checkExposition(t *testing.T, text string) map[string]int {
+	t.Helper()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("the exposition does not parse: %v\n%s", err, text)
+	}
+	help, typ := map[string]int{}, map[string]int{}
+	for _, l := range strings.Split(text, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[0] == "#" {
+			map[string]map[string]int{"HELP": help, "TYPE": typ}[f[1]][f[2]]++
+		}
+	}
+	samples := map[string]int{}
+	for name, mf := range families {
+		if help[name] != 1 || typ[name] != 1 {
+			t.Errorf("%s: want one HELP and one TYPE line, got %d and %d", name, help[name], typ[name])
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if !utf8.ValidString(lp.GetValue()) {
+					t.Errorf("%s: label %s=%q is not valid UTF-8", name, lp.GetName(), lp.GetValue())
+				}
+			}
+		}
+		samples[name] = len(mf.GetMetric())
+	}
+	return samples
+}
+
+var testLabelFamilies = []*Family{
+	newFamily("test_a", `HELP with a \ backslash, "quotes" and a`+"\nnewline.", Gauge, "file", "type"),
+	newFamily("test_b_total", "Second column.", Counter, "file", "type"),
+}
+
+// Label values that need escaping or are not valid UTF-8, and values of
+// every format, render to an exposition the Prometheus parser accepts, in
+// series order.
+func TestTableOutputParses(t *testing.T) {
+	labels := [][2]string{
+		{"plain", "a"}, {`back\slash`, "b"}, {`"quoted"`, "c"}, {"new\nline", "d"},
+		{"/var/log/kafka/\xff\xfeserver.log", "e"}, {"caf\xc3", "é"}, {"", "empty"},
+	}
+	values := []float64{0, 1, -1, 999_999, 1e6, 1_234_567, math.MaxUint64, 0.5, 1.7e9 + 0.123, math.NaN(), math.Inf(1), math.Inf(-1)}
+	table := &Table{
+		Rows:   len(labels),
+		Labels: func(row int, v []string) { v[0], v[1] = labels[row][0], labels[row][1] },
+		Columns: []Column{
+			{testLabelFamilies[0], func(row int) (float64, bool) { return values[row], true }},
+			{testLabelFamilies[1], func(row int) (float64, bool) { return values[len(values)-1-row], row%2 == 0 }},
+		},
+	}
+	text := scrapeText(t, TableSource(func() ([]*Table, func()) { return []*Table{table}, nil }))
+	samples := checkExposition(t, text)
+	if samples["kafka_replication_test_a"] != len(labels) || samples["kafka_replication_test_b_total"] != (len(labels)+1)/2 {
+		t.Errorf("want every row, and the rows with a value, got %v\n%s", samples, text)
+	}
+	for _, want := range []string{
+		"kafka_replication_test_a{file=\"/var/log/kafka/\uFFFDserver.log\",type=\"e\"} 1e+06",
+		`kafka_replication_test_a{file="\"quoted\"",type="c"} -1`,
+		`kafka_replication_test_a{file="back\\slash",type="b"} 1`,
+		`kafka_replication_test_a{file="new\nline",type="d"} 999999`,
+		`kafka_replication_test_b_total{file="",type="empty"} 1.234567e+06`,
+		`# HELP kafka_replication_test_a HELP with a \\ backslash, "quotes" and a\nnewline.`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("want the line %s in\n%s", want, text)
+		}
+	}
+	// Series in the order Prometheus' encoder sorts them: by label values.
+	var order []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "kafka_replication_test_a{") {
+			order = append(order, l)
+		}
+	}
+	if !strings.HasPrefix(order[0], `kafka_replication_test_a{file="",`) || !strings.HasPrefix(order[len(order)-1], `kafka_replication_test_a{file="plain",`) {
+		t.Errorf("want the rows sorted by label values, got\n%s", strings.Join(order, "\n"))
+	}
+}
+
+// The log half's whole scrape, a file whose path is not valid UTF-8
+// included, parses, and the file's series are all there.
+func TestLogMetricsOutputParses(t *testing.T) {
+	s := logState(t, 40)
+	files := []*logstate.LogFile{
+		logstate.NewLogFile(t.TempDir()+"/server\xff.log", s, logstate.LogFileOptions{Location: time.UTC}),
+		logstate.NewLogFile(t.TempDir()+"/state-change.log", s, logstate.LogFileOptions{Location: time.UTC}),
+	}
+	for _, opts := range []LogMetricsOptions{{PartitionLabels: true, LeaderGauges: true}, {PartitionLabels: false}} {
+		text := scrapeText(t, TableSource(NewLogMetrics(s, files, opts).Tables))
+		samples := checkExposition(t, text)
+		for _, f := range Families() {
+			if f.Labels[0] == "file" && f != fileLastReadFamily && samples[f.Name] != len(files) {
+				t.Errorf("%s: want a series per file, got %d", f.Name, samples[f.Name])
+			}
+		}
+		if !strings.Contains(text, "/server\uFFFD.log\"") {
+			t.Error("want the non-UTF-8 path with U+FFFD in place of the invalid byte")
+		}
+	}
+}
+
+// A family without labels is a one-row table without Labels.
+func TestTableWithoutLabels(t *testing.T) {
+	up := newFamily("test_up", "1 if the test is up.", Gauge)
+	table := &Table{Rows: 1, Columns: []Column{{up, func(int) (float64, bool) { return 1, true }}}}
+	text := scrapeText(t, TableSource(func() ([]*Table, func()) { return []*Table{table}, nil }))
+	want := "# HELP kafka_replication_test_up 1 if the test is up.\n# TYPE kafka_replication_test_up gauge\nkafka_replication_test_up 1\n"
+	if text != want {
+		t.Errorf("got %q, want %q", text, want)
+	}
+	checkExposition(t, text)
+}
