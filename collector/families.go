@@ -102,7 +102,9 @@ var (
 	fileTruncationsFamily = newFamily("log_file_truncations_total", "copytruncate-style truncations detected (reading restarted at offset 0).", Counter, "file")
 	filePositionFamily    = newFamily("log_file_position_bytes", "Read offset in the file currently followed.", Gauge, "file")
 	fileLastReadFamily    = newFamily("log_file_last_read_timestamp_seconds", "Wall time the last line was read from the file (stale-log detection).", Gauge, "file")
-	fileOpenFamily        = newFamily("log_file_open", "1 when the file (or stdin) is open and followed, 0 while waiting for it to appear.", Gauge, "file")
+	fileOpenFamily        = newFamily("log_file_open", "1 when the file (or stdin) is open and followed, 0 while it is missing or in error.", Gauge, "file")
+	fileErrorFamily       = newFamily("log_file_error", "1 for the reason the file cannot be followed right now, 0 for the other reasons.", Gauge, "file", "reason").withDoc("Reasons: `not_found`, `permission_denied`, `not_regular_file` (a directory, FIFO or device), `read_error`. Each change of state is also logged once at WARN.")
+	fileErrorsFamily      = newFamily("log_file_errors_total", "Times the file entered an error state, by reason.", Counter, "file", "reason")
 )
 
 // Families lists every family the log half renders, for the README.
@@ -110,5 +112,5 @@ func Families() []*Family {
 	fams := append([]*Family(nil), logCounterFamilies[:]...)
 	return append(fams, logHWFamily, logISRFamily, logEpochFamily, logEventsFamily, logLastEventFamily,
 		fileRecordsFamily, fileMalformedFamily, fileLinesFamily, fileBytesFamily, fileRotationsFamily,
-		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily)
+		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily, fileErrorFamily, fileErrorsFamily)
 }

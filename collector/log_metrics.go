@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
@@ -73,7 +74,7 @@ func (m *LogMetrics) Tables() ([]*Table, func()) {
 		tables = append(tables, eventTable(&sc.snap))
 	}
 	if len(sc.files) > 0 {
-		tables = append(tables, fileTable(sc.files))
+		tables = append(tables, fileTable(sc.files), fileErrorTable(sc.files))
 	}
 	return tables, func() { logScrapePool.Put(sc) }
 }
@@ -171,6 +172,23 @@ func fileTable(files []logstate.FileStats) *Table {
 				return unixSeconds(files[row].LastRead), !files[row].LastRead.IsZero()
 			}},
 			{fileOpenFamily, func(row int) (float64, bool) { return b2f(files[row].Ready), true }},
+		},
+	}
+}
+
+// fileErrorTable has a row per file and reason: every reason is listed, so
+// that an error shows as a change from 0 rather than a new series.
+func fileErrorTable(files []logstate.FileStats) *Table {
+	reasons := tail.Reasons
+	n := len(reasons)
+	return &Table{
+		Rows: len(files) * n,
+		Labels: func(row int, values []string) {
+			values[0], values[1] = files[row/n].Path, reasons[row%n]
+		},
+		Columns: []Column{
+			{fileErrorFamily, func(row int) (float64, bool) { return b2f(files[row/n].Reason == reasons[row%n]), true }},
+			{fileErrorsFamily, func(row int) (float64, bool) { return float64(files[row/n].Errors[reasons[row%n]]), true }},
 		},
 	}
 }

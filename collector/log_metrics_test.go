@@ -2,6 +2,7 @@ package collector
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"strconv"
 	"strings"
@@ -175,4 +176,26 @@ func BenchmarkLogMetrics10kPartitions(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+}
+
+// A --log.file that is a directory shows as open 0 and the not_regular_file
+// reason 1, the other reasons 0.
+func TestFileErrorSeries(t *testing.T) {
+	dir := t.TempDir()
+	s := logstate.NewStore(nil)
+	f := logstate.NewLogFile(dir, s, logstate.LogFileOptions{Location: time.UTC})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f.Run(ctx) // one poll, then the final one
+	text := scrapeText(t, TableSource(NewLogMetrics(s, []*logstate.LogFile{f}, LogMetricsOptions{PartitionLabels: true}).Tables))
+	for _, want := range []string{
+		`kafka_replication_log_file_open{file="` + dir + `"} 0`,
+		`kafka_replication_log_file_error{file="` + dir + `",reason="not_regular_file"} 1`,
+		`kafka_replication_log_file_error{file="` + dir + `",reason="not_found"} 0`,
+		`kafka_replication_log_file_errors_total{file="` + dir + `",reason="not_regular_file"} 1`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("want %s in\n%s", want, text)
+		}
+	}
 }

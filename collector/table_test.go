@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
 )
 
 // checkExposition parses text as Prometheus does and checks what the
@@ -109,8 +110,12 @@ func TestLogMetricsOutputParses(t *testing.T) {
 		text := scrapeText(t, TableSource(NewLogMetrics(s, files, opts).Tables))
 		samples := checkExposition(t, text)
 		for _, f := range Families() {
-			if f.Labels[0] == "file" && f != fileLastReadFamily && samples[f.Name] != len(files) {
-				t.Errorf("%s: want a series per file, got %d", f.Name, samples[f.Name])
+			want := len(files)
+			if len(f.Labels) == 2 && f.Labels[1] == "reason" {
+				want *= len(tail.Reasons) // every reason, 0 or 1
+			}
+			if f.Labels[0] == "file" && f != fileLastReadFamily && samples[f.Name] != want {
+				t.Errorf("%s: want %d series, got %d", f.Name, want, samples[f.Name])
 			}
 		}
 		if !strings.Contains(text, "/server\uFFFD.log\"") {
