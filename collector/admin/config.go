@@ -72,7 +72,7 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 		Default("15s").DurationVar(&c.RefreshInterval)
 	cmd.Flag("kafka.request-timeout", "Timeout for dialling and for each admin request.").
 		Default("10s").DurationVar(&c.RequestTimeout)
-	cmd.Flag("stall.threshold", "How long the high watermark of a partition under min ISR with unreplicated records may stay still before it counts as stalled.").
+	cmd.Flag("stall.threshold", "How long the high watermark of a partition may stay still while its log end offset is ahead (whatever the ISR says) before it counts as stalled.").
 		Default("2m").DurationVar(&c.StallThreshold)
 
 	cmd.Flag("kafka.tls.enabled", "Connect to Kafka with TLS.").BoolVar(&c.TLSEnabled)
