@@ -86,8 +86,17 @@ type Snapshot struct {
 	// Disagreements counts new disagreements between the admin API and the
 	// broker's logs since start, by Field.
 	Disagreements [NumFields]uint64
+	// Brokers are the brokers this refresh sent requests to, sorted by id.
+	Brokers []BrokerStatus
 	// Topics are the exported topics, sorted by name.
 	Topics []Topic
+}
+
+// BrokerStatus says whether a broker answered every request of the refresh
+// in time.
+type BrokerStatus struct {
+	ID         int32
+	Responsive bool
 }
 
 // Topic is one exported topic.
