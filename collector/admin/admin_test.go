@@ -338,7 +338,8 @@ func TestPollerRequestsPerRefresh(t *testing.T) {
 }
 
 // TestPollerUnreachable: no broker answers → up false with the last values
-// kept, and a broker coming back is picked up by the next refresh.
+// kept (for the grace of TestPollerStaleAfterGrace), and a broker coming
+// back is picked up by the next refresh.
 func TestPollerUnreachable(t *testing.T) {
 	ports := freePorts(t, 3)
 	start := func() *kfake.Cluster {
@@ -374,6 +375,42 @@ func TestPollerUnreachable(t *testing.T) {
 	}
 	a.refresh()
 	expect(t, "back", upWithReplicas(), "true orders/0=3")
+}
+
+// TestPollerStaleAfterGrace: without a successful refresh for three refresh
+// intervals (at least 30s) the partitions go; up, the last refresh time and
+// the error counters stay.
+func TestPollerStaleAfterGrace(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateTopic("orders", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	a, clock := newTestPoller(t, c.ListenAddrs(), -1, ScopeCluster, Options{}, nil) // refresh interval 15s: grace 45s
+	a.refresh()
+	c.Close()
+	for _, step := range []struct {
+		advance time.Duration
+		want    string
+	}{
+		{15 * time.Second, "orders/0=0"},
+		{29 * time.Second, "orders/0=0"},
+		{time.Second, ""}, // 45s after the last success
+		{15 * time.Second, ""},
+	} {
+		clock.Advance(step.advance)
+		a.refresh()
+		s := a.Snapshot()
+		expect(t, fmt.Sprint("partitions at +", clock.now.Sub(testEpoch)), table(s, func(p *Partition) any { return p.Leader }), step.want)
+		if s.Up || !s.LastSuccess.Equal(testEpoch) || s.RequestErrors[RequestMetadata] == 0 {
+			t.Errorf("want down since %v with metadata errors counted, got up %v last success %v errors %v", testEpoch, s.Up, s.LastSuccess, s.RequestErrors)
+		}
+	}
+	if s := a.Snapshot(); len(s.Topics) != 0 {
+		t.Errorf("want no topics, got %+v", s.Topics)
+	}
 }
 
 // TestPollerNeverConnected: New and a refresh against nothing must not block

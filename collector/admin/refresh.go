@@ -131,14 +131,26 @@ func (a *Poller) refreshBudget() time.Duration {
 	return min(a.cfg.RequestTimeout, a.cfg.RefreshInterval)
 }
 
-// publishFailure keeps the last partition series (stale values beat a
-// vanished series; up=0 and the refresh timestamp say how stale) and
-// reports the failure.
+// staleAfter is how long the partition series outlive the last successful
+// refresh: a few missed refreshes are a blip, more mean this sidecar's view
+// is stale while other sidecars export the same partitions afresh.
+func (a *Poller) staleAfter() time.Duration {
+	return max(3*a.cfg.RefreshInterval, 30*time.Second)
+}
+
+// publishFailure reports a refresh without metadata. The last partition
+// series are kept for a grace period (up=0 and the refresh timestamp say how
+// stale), then dropped.
 func (a *Poller) publishFailure(started time.Time, brokers []BrokerStatus) {
 	next := *a.snap.Load()
 	next.Up = false
 	next.Duration = time.Since(started)
 	next.Brokers = brokers
+	if len(next.Topics) > 0 && a.now().Sub(next.LastSuccess) >= a.staleAfter() {
+		a.logger.Warn("No successful Kafka admin refresh for a while; dropping the partition series until one succeeds",
+			"last_success", next.LastSuccess, "grace", a.staleAfter())
+		next.Topics = nil
+	}
 	a.publishCounts(&next)
 	a.snap.Store(&next)
 }
