@@ -217,7 +217,7 @@ func (a *Poller) fetchMetadata(ctx context.Context, asked *brokerAnswers) (*sara
 		err  error
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // the candidates still asking are not waited for
+	defer cancel()
 	answers := make(chan answer, len(candidates))
 	next, pending := 0, 0
 	ask := func() {
@@ -245,6 +245,13 @@ func (a *Poller) fetchMetadata(ctx context.Context, asked *brokerAnswers) (*sara
 			}
 			if ans.err == nil {
 				a.markUnanswered(candidates[:next], ans.addr, asked)
+				// The candidates still asking give up at once and close
+				// their connections; waiting for that keeps the offset
+				// requests off a connection about to be closed.
+				cancel()
+				for ; pending > 0; pending-- {
+					<-answers
+				}
 				return ans.md, ans.addr, nil
 			}
 			a.counts.requestErrors[RequestMetadata]++
