@@ -25,8 +25,8 @@ func (r *logLevelRaise) raise(a *Poller) {
 		return
 	}
 	addr, ok := a.brokers[a.brokerID]
-	if !ok {
-		return
+	if !ok || a.unresponsive(a.brokerID) {
+		return // a frozen broker would hold up the next refresh by two timeouts
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.RequestTimeout)
 	defer cancel()

@@ -186,6 +186,17 @@ func (b *brokerAnswers) list() []BrokerStatus {
 	return out
 }
 
+// unresponsive reports whether the last refresh asked broker id something
+// that it did not answer in time.
+func (a *Poller) unresponsive(id int32) bool {
+	for _, b := range a.snap.Load().Brokers {
+		if b.ID == id {
+			return !b.Responsive
+		}
+	}
+	return false
+}
+
 // brokerAt returns the id of the broker advertised at addr, if known.
 func (a *Poller) brokerAt(addr string) (int32, bool) {
 	for id, advertised := range a.brokers {

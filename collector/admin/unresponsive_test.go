@@ -253,3 +253,22 @@ func TestPoolTimedOutConnectionNotReused(t *testing.T) {
 		t.Errorf("want the request after the thaw answered on a new connection, got %v", err)
 	}
 }
+
+// TestLogLevelRaiseSkipsFrozenBroker: with --kafka.partition-log-level the
+// raise after a refresh does not wait two more timeouts on this sidecar's
+// broker when that refresh found it unresponsive; it is retried later.
+func TestLogLevelRaiseSkipsFrozenBroker(t *testing.T) {
+	f, fz := frozenCluster(t)
+	a, _ := newTestPoller(t, f.C.ListenAddrs()[:1], 2, ScopeCluster, Options{}, func(c *Config) {
+		c.RequestTimeout = time.Second
+		c.PartitionLogLevel = "TRACE"
+	})
+	fz.set(2, true)
+	a.refresh()
+	level := newLogLevelRaise(a.cfg.PartitionLogLevel)
+	start := time.Now()
+	level.raise(a)
+	if took := time.Since(start); took > 200*time.Millisecond || level.raised {
+		t.Errorf("want the raise skipped at once, took %v, raised %v", took, level.raised)
+	}
+}
