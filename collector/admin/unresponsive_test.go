@@ -125,6 +125,7 @@ func brokersOf(s *Snapshot) string {
 // for a whole sarama timeout after the budget, nor for two in a row).
 func checkBudget(t *testing.T, took time.Duration) {
 	t.Helper()
+	t.Logf("refresh took %v", took)
 	if took < 900*time.Millisecond || took > 1800*time.Millisecond {
 		t.Errorf("want the refresh to end after its 1s budget, took %v", took)
 	}
