@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -161,52 +160,6 @@ func (a *Poller) publishCounts(s *Snapshot) {
 	s.Disagreements = a.counts.disagreements
 }
 
-// brokerAnswers records, per broker id, whether every request of this
-// refresh sent to that broker was answered in time.
-type brokerAnswers struct {
-	mu   sync.Mutex
-	byID map[int32]bool
-}
-
-func (b *brokerAnswers) record(id int32, answered bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	prev, seen := b.byID[id]
-	b.byID[id] = answered && (prev || !seen)
-}
-
-func (b *brokerAnswers) list() []BrokerStatus {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := make([]BrokerStatus, 0, len(b.byID))
-	for id, ok := range b.byID {
-		out = append(out, BrokerStatus{ID: id, Responsive: ok})
-	}
-	slices.SortFunc(out, func(x, y BrokerStatus) int { return cmp.Compare(x.ID, y.ID) })
-	return out
-}
-
-// unresponsive reports whether the last refresh asked broker id something
-// that it did not answer in time.
-func (a *Poller) unresponsive(id int32) bool {
-	for _, b := range a.snap.Load().Brokers {
-		if b.ID == id {
-			return !b.Responsive
-		}
-	}
-	return false
-}
-
-// brokerAt returns the id of the broker advertised at addr, if known.
-func (a *Poller) brokerAt(addr string) (int32, bool) {
-	for id, advertised := range a.brokers {
-		if strings.EqualFold(advertised, addr) {
-			return id, true
-		}
-	}
-	return -1, false
-}
-
 // fetchMetadata asks this sidecar's own broker first (its metadata image is
 // what its logs describe), then each bootstrap server. A candidate that has
 // not answered within half the budget is not waited for: the next one is
@@ -255,7 +208,11 @@ func (a *Poller) fetchMetadata(ctx context.Context, asked *brokerAnswers) (*sara
 				asked.record(id, ans.err == nil)
 			}
 			if ans.err == nil {
-				a.markUnanswered(candidates[:next], ans.addr, asked)
+				for _, addr := range candidates[:next] {
+					if id, known := a.brokerAt(addr); known && addr != ans.addr {
+						asked.record(id, false) // still asking, or failed
+					}
+				}
 				// The candidates still asking give up at once and close
 				// their connections; waiting for that keeps the offset
 				// requests off a connection about to be closed.
@@ -275,24 +232,6 @@ func (a *Poller) fetchMetadata(ctx context.Context, asked *brokerAnswers) (*sara
 		}
 	}
 	return nil, "", errors.Join(errs...)
-}
-
-// markUnanswered records the metadata candidates still asking when another
-// answered as brokers that did not answer in time.
-func (a *Poller) markUnanswered(askedAddrs []string, winner string, asked *brokerAnswers) {
-	for _, addr := range askedAddrs {
-		if addr == winner {
-			continue
-		}
-		if id, known := a.brokerAt(addr); known {
-			asked.mu.Lock()
-			_, seen := asked.byID[id]
-			asked.mu.Unlock()
-			if !seen {
-				asked.record(id, false)
-			}
-		}
-	}
 }
 
 // detectBrokerID finds this sidecar's broker by matching a --kafka.server
