@@ -13,7 +13,9 @@ import (
 
 // One refresh costs O(brokers) requests, never O(partitions):
 //
-//	1 Metadata (all topics, asked of this sidecar's own broker when known)
+//	1 Metadata (all topics, asked of this sidecar's own broker when known;
+//	   one more, to a bootstrap server, when that broker is silent for half
+//	   the refresh's time)
 //	1 DescribeConfigs (min.insync.replicas of every exported topic, batched)
 //	≤1 ListOffsets LATEST per leader broker (HW of every partition it leads)
 //	≤1 ListOffsets LATEST with replica id -2 per replica broker (its LEO of
