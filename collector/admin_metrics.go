@@ -3,6 +3,7 @@ package collector
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,15 +40,15 @@ func NewAdminCollector(src AdminSnapshots, partitionLabels bool) *AdminCollector
 // labels (--no-collector.partition-labels) the partition series become
 // per-topic rollups with the same names, the `partition` label dropped and
 // a HELP that says how they were aggregated; leader, leader epoch, replica
-// lag, effective min ISR and last-advance have no meaningful rollup and are
-// left out.
+// lag, effective min ISR, last-advance and stall cause have no meaningful
+// rollup and are left out.
 type adminDescs struct {
 	partitionLabels bool
 
-	up, lastRefresh, duration, requestErrors, disagreements, topicMinISR *prometheus.Desc
+	up, lastRefresh, duration, requestErrors, disagreements, topicMinISR, brokerResponsive *prometheus.Desc
 
-	replicas, isr, minISR, underReplicated, underMinISR, atMinISR, headroom *prometheus.Desc
-	leader, leaderEpoch, hw, leo, lag, stalled, lastAdvance, regressions    *prometheus.Desc
+	replicas, isr, minISR, underReplicated, underMinISR, atMinISR, headroom          *prometheus.Desc
+	leader, leaderEpoch, hw, leo, lag, stalled, stallCause, lastAdvance, regressions *prometheus.Desc
 
 	// text holds the headers of the per-partition (or per-topic) families
 	// for the direct text path (admin_text.go).
@@ -73,6 +74,8 @@ func newAdminDescs(partitionLabels bool) adminDescs {
 	d.disagreements = plain("partition_source_disagreements_total",
 		"Times the admin API (Metadata) and this broker's logs reported different values for a partition field; the fresher reading is exported.", "field")
 	d.topicMinISR = plain("topic_min_insync_replicas_config", "min.insync.replicas of the topic from DescribeConfigs (topic override, else the broker default).", "topic")
+	d.brokerResponsive = plain("broker_responsive",
+		"1 if the broker answered every admin request the last refresh sent it within the refresh's time (min of --kafka.request-timeout and --kafka.refresh-interval), 0 if one failed or went unanswered.", "broker")
 
 	if !partitionLabels {
 		rollup := func(name, help string) *prometheus.Desc {
@@ -84,9 +87,9 @@ func newAdminDescs(partitionLabels bool) adminDescs {
 		d.underMinISR = rollup("partition_under_min_isr", "Number of partitions with ISR below the effective min.insync.replicas (min(config, RF)).")
 		d.atMinISR = rollup("partition_at_min_isr", "Number of partitions with ISR exactly at the effective min.insync.replicas while RF is larger.")
 		d.headroom = rollup("partition_isr_headroom", "Smallest ISR minus effective min.insync.replicas among partitions.")
-		d.hw = rollup("partition_high_watermark", "Sum of high watermarks (ListOffsets LATEST, read_uncommitted, sent to the leader).")
-		d.leo = rollup("partition_log_end_offset", "Sum of leader log end offsets (ListOffsets LATEST with replica id -2, sent to the leader).")
-		d.stalled = rollup("partition_high_watermark_stalled", "Number of partitions under min ISR whose HW stayed below the LEO for at least --stall.threshold.")
+		d.hw = rollup("partition_high_watermark", "Sum of high watermarks (ListOffsets LATEST, read_uncommitted, sent to the leader) of the partitions whose leader answered.")
+		d.leo = rollup("partition_log_end_offset", "Sum of leader log end offsets (ListOffsets LATEST with replica id -2, sent to the leader) of the partitions whose leader answered.")
+		d.stalled = rollup("partition_high_watermark_stalled", "Number of partitions whose HW stayed behind the LEO without advancing for at least --stall.threshold (the stall cause is per partition only).")
 		d.regressions = rollup("partition_high_watermark_regressions_total", "Sum over partitions of high watermark decreases seen between polls for the same topic id.")
 		return d
 	}
@@ -103,11 +106,14 @@ func newAdminDescs(partitionLabels bool) adminDescs {
 	d.headroom = part("partition_isr_headroom", "ISR size minus effective min.insync.replicas (negative = under min ISR).")
 	d.leader = part("partition_leader", "Broker id of the partition leader from Metadata; -1 = offline (no leader).")
 	d.leaderEpoch = part("partition_leader_epoch", "Leader epoch of the partition (Metadata joined with this broker's logs: the fresher wins).")
-	d.hw = part("partition_high_watermark", "High watermark: ListOffsets LATEST (read_uncommitted) sent to the leader.")
-	d.leo = part("partition_log_end_offset", "Leader log end offset: ListOffsets LATEST with replica id -2 (debug) sent to the leader.")
-	d.lag = part("partition_replica_lag", "Leader LEO minus the follower's own LEO (ListOffsets with replica id -2 sent to each replica's broker), in offsets.", "replica")
-	d.stalled = part("partition_high_watermark_stalled", "1 if the partition is under min ISR with records beyond the HW (LEO > HW) and the HW has not moved for --stall.threshold (KAFKA-15583).")
-	d.lastAdvance = part("partition_high_watermark_last_advance_timestamp_seconds", "Unix time the poller last saw the high watermark change (ListOffsets LATEST).")
+	d.hw = part("partition_high_watermark", "High watermark: ListOffsets LATEST (read_uncommitted) sent to the leader; absent when the leader did not answer the last refresh.")
+	d.leo = part("partition_log_end_offset", "Leader log end offset: ListOffsets LATEST with replica id -2 (debug) sent to the leader; absent when the leader did not answer the last refresh.")
+	d.lag = part("partition_replica_lag", "Leader LEO minus the follower's own LEO (ListOffsets with replica id -2 sent to each replica's broker), in offsets; absent when either did not answer the last refresh.", "replica")
+	d.stalled = part("partition_high_watermark_stalled",
+		"1 if the LEO is ahead of the HW and no refresh for --stall.threshold saw the HW advance or catch up, whatever the ISR (KAFKA-15583); absent when the leader did not answer the last refresh.")
+	d.stallCause = part("partition_high_watermark_stall_cause",
+		"1 for the likely cause of a stalled HW (under_min_isr, isr_shrink_pending: the leader logged a shrink the metadata does not show, unknown), only for stalled partitions and never without partition labels.", "cause")
+	d.lastAdvance = part("partition_high_watermark_last_advance_timestamp_seconds", "Unix time the poller last saw the high watermark change (ListOffsets LATEST); absent when the leader did not answer the last refresh.")
 	d.regressions = part("partition_high_watermark_regressions_total", "High watermark decreases seen between polls for the same topic id (a re-created topic does not count).")
 	return d
 }
@@ -118,7 +124,7 @@ func (a *AdminCollector) Describe(ch chan<- *prometheus.Desc) {
 	d := &a.descs
 	for _, desc := range []*prometheus.Desc{
 		d.replicas, d.isr, d.minISR, d.underReplicated, d.underMinISR, d.atMinISR, d.headroom,
-		d.leader, d.leaderEpoch, d.hw, d.leo, d.lag, d.stalled, d.lastAdvance, d.regressions,
+		d.leader, d.leaderEpoch, d.hw, d.leo, d.lag, d.stalled, d.stallCause, d.lastAdvance, d.regressions,
 	} {
 		if desc != nil {
 			ch <- desc
@@ -128,7 +134,7 @@ func (a *AdminCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (a *AdminCollector) describeSmall(ch chan<- *prometheus.Desc) {
 	d := &a.descs
-	for _, desc := range []*prometheus.Desc{d.up, d.lastRefresh, d.duration, d.requestErrors, d.disagreements, d.topicMinISR} {
+	for _, desc := range []*prometheus.Desc{d.up, d.lastRefresh, d.duration, d.requestErrors, d.disagreements, d.topicMinISR, d.brokerResponsive} {
 		ch <- desc
 	}
 }
@@ -216,8 +222,8 @@ func seriesOrder(dst []orderedPartition, s *admin.Snapshot, ids *idStrings) []or
 
 // SmallFamilies returns a prometheus.Collector of only the families the
 // direct text path (WriteText with a as a TextSource) leaves out: up, the
-// refresh time and duration, the request error and disagreement counters and
-// the topics' min.insync.replicas. Register it instead of a when a is written
+// refresh time and duration, the request error and disagreement counters,
+// the topics' min.insync.replicas and the brokers' responsiveness. Register it instead of a when a is written
 // by WriteText, so that no family comes from both.
 func (a *AdminCollector) SmallFamilies() prometheus.Collector { return adminSmall{a} }
 
@@ -250,6 +256,9 @@ func (a *AdminCollector) collectSmall(ch chan<- prometheus.Metric, s *admin.Snap
 		if t := &s.Topics[i]; t.MinISRConfig > 0 {
 			gauge(d.topicMinISR, float64(t.MinISRConfig), t.Name)
 		}
+	}
+	for _, b := range s.Brokers {
+		gauge(d.brokerResponsive, b2f(b.Responsive), strconv.FormatInt(int64(b.ID), 10))
 	}
 }
 
@@ -294,13 +303,19 @@ func (a *AdminCollector) collectPartitions(ch chan<- prometheus.Metric, ordered 
 			lagLabels := pairs.next(&labelPartition, &p.id, &labelReplica, &replica, &labelTopic, &p.Topic)
 			ch <- arena.next(d.lag, lagLabels, float64(l.Lag), prometheus.GaugeValue)
 		}
-		gauge(d.stalled, b2f(p.Stalled))
+		if p.StallKnown() {
+			gauge(d.stalled, b2f(p.Stalled))
+		}
+		if p.Stalled {
+			cause := p.StallCause.String()
+			ch <- arena.next(d.stallCause, pairs.next(&labelCause, &cause, &labelPartition, &p.id, &labelTopic, &p.Topic), 1, prometheus.GaugeValue)
+		}
 		ch <- arena.next(d.regressions, labels, float64(p.Regressions), prometheus.CounterValue)
 	}
 }
 
 // Label names of the Collect path's pairs (pointed to, never modified).
-var labelPartition, labelReplica, labelTopic = "partition", "replica", "topic"
+var labelCause, labelPartition, labelReplica, labelTopic = "cause", "partition", "replica", "topic"
 
 // pairArena hands out label pairs from chunks that are never reallocated.
 // The pairs point at strings that are never modified.

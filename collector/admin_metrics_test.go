@@ -42,13 +42,15 @@ const (
 	mRequestErrors = "kafka_replication_admin_request_errors_total"
 	mDisagreements = "kafka_replication_partition_source_disagreements_total"
 	mLastRefresh   = "kafka_replication_last_refresh_timestamp_seconds"
+	mStallCause    = "kafka_replication_partition_high_watermark_stall_cause"
+	mResponsive    = "kafka_replication_broker_responsive"
 )
 
 // goldenNames is every admin family except the refresh duration (wall time).
 var goldenNames = []string{
 	mUp, mLastRefresh, mRequestErrors, mDisagreements, mTopicMinISR,
 	mReplicas, mISR, mMinISR, mUnderRepl, mUnderMinISR, mAtMinISR, mHeadroom,
-	mLeader, mEpoch, mHW, mLEO, mLag, mStalled, mLastAdvance, mRegressions,
+	mLeader, mEpoch, mHW, mLEO, mLag, mStalled, mStallCause, mLastAdvance, mRegressions, mResponsive,
 }
 
 var updateAdminGolden = flag.Bool("admin.update", false, "rewrite collector/fixtures/admin/*.prom from the current output")
@@ -164,10 +166,10 @@ kafka_replication_partition_under_min_isr{topic="orders"} 1
 # HELP kafka_replication_partition_isr_headroom Smallest ISR minus effective min.insync.replicas among partitions. Per-topic rollup over the exported partitions (partition labels disabled).
 # TYPE kafka_replication_partition_isr_headroom gauge
 kafka_replication_partition_isr_headroom{topic="orders"} -1
-# HELP kafka_replication_partition_high_watermark Sum of high watermarks (ListOffsets LATEST, read_uncommitted, sent to the leader). Per-topic rollup over the exported partitions (partition labels disabled).
+# HELP kafka_replication_partition_high_watermark Sum of high watermarks (ListOffsets LATEST, read_uncommitted, sent to the leader) of the partitions whose leader answered. Per-topic rollup over the exported partitions (partition labels disabled).
 # TYPE kafka_replication_partition_high_watermark gauge
 kafka_replication_partition_high_watermark{topic="orders"} 60
-# HELP kafka_replication_partition_log_end_offset Sum of leader log end offsets (ListOffsets LATEST with replica id -2, sent to the leader). Per-topic rollup over the exported partitions (partition labels disabled).
+# HELP kafka_replication_partition_log_end_offset Sum of leader log end offsets (ListOffsets LATEST with replica id -2, sent to the leader) of the partitions whose leader answered. Per-topic rollup over the exported partitions (partition labels disabled).
 # TYPE kafka_replication_partition_log_end_offset gauge
 kafka_replication_partition_log_end_offset{topic="orders"} 65
 `), mISR, mUnderMinISR, mHeadroom, mHW, mLEO, mLeader, mLag)

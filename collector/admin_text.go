@@ -29,6 +29,7 @@ const (
 	afLEO
 	afLag
 	afStalled
+	afStallCause
 	afLastAdvance
 	afRegressions
 	numAdminFamilies
@@ -39,7 +40,7 @@ func (d *adminDescs) family(i int) *prometheus.Desc {
 		afReplicas: d.replicas, afISR: d.isr, afMinISR: d.minISR,
 		afUnderReplicated: d.underReplicated, afUnderMinISR: d.underMinISR, afAtMinISR: d.atMinISR,
 		afHeadroom: d.headroom, afLeader: d.leader, afLeaderEpoch: d.leaderEpoch,
-		afHW: d.hw, afLEO: d.leo, afLag: d.lag, afStalled: d.stalled,
+		afHW: d.hw, afLEO: d.leo, afLag: d.lag, afStalled: d.stalled, afStallCause: d.stallCause,
 		afLastAdvance: d.lastAdvance, afRegressions: d.regressions,
 	}[i]
 }
@@ -71,6 +72,12 @@ type partitionRow struct {
 	hwKnown, leoKnown               bool
 }
 
+// stallRef is one stall cause series: the partition is ordered[at].
+type stallRef struct {
+	cause string
+	at    int32
+}
+
 // adminText is one scrape's view of a snapshot, pooled between scrapes.
 type adminText struct {
 	s         *admin.Snapshot
@@ -81,6 +88,8 @@ type adminText struct {
 	labels    labelBlocks // in series order, or by topic when rolled up
 	lags      []lagRef    // in series order: partition, replica, topic
 	lagLabels labelBlocks
+	stalls    []stallRef // in series order: cause, partition, topic
+	stallLbls labelBlocks
 	rollup    []topicRollup
 	prepared  bool // rows, labels, lags and rollup built for s
 }
@@ -115,7 +124,8 @@ func (t *adminText) prepare() {
 	s := t.s
 	t.labels.reset()
 	t.lagLabels.reset()
-	t.lags, t.rollup, t.rows = t.lags[:0], t.rollup[:0], t.rows[:0]
+	t.stallLbls.reset()
+	t.lags, t.stalls, t.rollup, t.rows = t.lags[:0], t.stalls[:0], t.rollup[:0], t.rows[:0]
 	if !t.rolled {
 		t.ordered = seriesOrder(t.ordered, s, &t.ids)
 		ordered := t.ordered
@@ -129,6 +139,9 @@ func (t *adminText) prepare() {
 				replicas: int32(p.Replicas), isr: int32(p.ISR), minISR: int32(p.MinISR), leader: p.Leader,
 				under: p.UnderReplicated(), underMin: p.UnderMinISR(), atMin: p.AtMinISR(), stalled: p.Stalled,
 				hwKnown: p.HWKnown, leoKnown: p.LEOKnown,
+			}
+			if p.Stalled {
+				t.stalls = append(t.stalls, stallRef{cause: p.StallCause.String(), at: int32(k)})
 			}
 			if p.HWKnown {
 				r.lastAdvance = float64(p.LastAdvance.UnixNano()) / 1e9
@@ -157,6 +170,13 @@ func (t *adminText) prepare() {
 		for _, l := range t.lags {
 			p := &ordered[l.at]
 			t.lagLabels.add("partition", p.id, "replica", t.ids.get(l.replica), "topic", p.Topic)
+		}
+		// ordered is sorted by partition, then topic: a stable sort by cause
+		// gives the series order.
+		slices.SortStableFunc(t.stalls, func(x, y stallRef) int { return strings.Compare(x.cause, y.cause) })
+		for _, st := range t.stalls {
+			p := &ordered[st.at]
+			t.stallLbls.add("cause", st.cause, "partition", p.id, "topic", p.Topic)
 		}
 	} else {
 		for i := range s.Topics {
@@ -204,9 +224,15 @@ func (t *adminText) render(w *textWriter, f *textFamily, fi int) {
 }
 
 func (t *adminText) renderPartitions(w *textWriter, f *textFamily, fi int) {
-	if fi == afLag {
+	switch fi {
+	case afLag:
 		for k := range t.lags {
 			w.sampleInt(f, t.lagLabels.get(k), t.lags[k].lag)
+		}
+		return
+	case afStallCause:
+		for k := range t.stalls {
+			w.sampleInt(f, t.stallLbls.get(k), 1)
 		}
 		return
 	}
@@ -252,7 +278,9 @@ func (t *adminText) renderPartitions(w *textWriter, f *textFamily, fi int) {
 				w.sampleInt(f, lbl, p.leo)
 			}
 		case afStalled:
-			w.sampleBool(f, lbl, p.stalled)
+			if p.hwKnown && p.leoKnown {
+				w.sampleBool(f, lbl, p.stalled)
+			}
 		case afRegressions:
 			w.sampleUint(f, lbl, p.regressions)
 		}

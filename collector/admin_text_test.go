@@ -39,6 +39,7 @@ func adminState(t testing.TB, partitionLabels bool) *AdminCollector {
 	s := &admin.Snapshot{Up: true, LastSuccess: testEpoch, Duration: 1234 * time.Millisecond}
 	s.RequestErrors[admin.RequestListOffsetsLEO] = 2
 	s.Disagreements[admin.FieldISR] = 1
+	s.Brokers = []admin.BrokerStatus{{ID: 2, Responsive: true}, {ID: 10, Responsive: false}}
 	minISR := map[string]int{"orders": 2, "we\"ird": 3}
 	n := 0
 	for ti, topic := range []string{"orders", "audit", "we\"ird", "a.b_c-d"} {
@@ -49,7 +50,7 @@ func adminState(t testing.TB, partitionLabels bool) *AdminCollector {
 			replicas := []int32{leader, (leader + 3) % brokers, (leader + 7) % brokers}
 			part := admin.Partition{
 				Topic: topic, Partition: p, Replicas: len(replicas), ISR: 3 - n%3, Leader: leader, LeaderEpoch: int64(n % 6),
-				Regressions: uint64(n % 3), Stalled: n%4 == 1,
+				Regressions: uint64(n % 3),
 			}
 			if n%11 == 0 {
 				part.Leader = -1
@@ -72,6 +73,9 @@ func adminState(t testing.TB, partitionLabels bool) *AdminCollector {
 					part.Lags = append(part.Lags, admin.ReplicaLag{Replica: r, Lag: int64(3 * (j + 1))})
 				}
 			}
+			if part.StallKnown() && n%4 == 1 {
+				part.Stalled, part.StallCause = true, admin.StallCause(1+n%3)
+			}
 			tp.Partitions = append(tp.Partitions, part)
 		}
 		s.Topics = append(s.Topics, tp)
@@ -89,6 +93,12 @@ func TestAdminDirectText(t *testing.T) {
 			sameText(t, want, got)
 			if labels && !strings.Contains(got, `kafka_replication_partition_replica_lag{partition="1",replica="10",topic="we\"ird"}`) {
 				t.Error("want replica lag series")
+			}
+			if labels != strings.Contains(got, `kafka_replication_partition_high_watermark_stall_cause{cause="isr_shrink_pending",partition=`) {
+				t.Errorf("want stall cause series only with partition labels (labels %v)", labels)
+			}
+			if !strings.Contains(got, `kafka_replication_broker_responsive{broker="10"} 0`) {
+				t.Error("want broker responsiveness series")
 			}
 		})
 		t.Run(fmt.Sprintf("sparse-ids/partition-labels=%v", labels), func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 var update = flag.Bool("update", false, "rewrite collector/fixtures/e2e-output.txt from this run")
@@ -43,6 +44,33 @@ func fakeCluster(t *testing.T) string {
 			}
 		}
 	}
+	// Two records of orders/0 are beyond its HW on the leader and no
+	// follower fetches them, so the golden scrape can show a stalled high
+	// watermark (kfake has no replication: HW == LEO otherwise).
+	records := map[string][]int64{"orders": {5 + 2, 3, 0}}
+	c.ControlKey(int16(kmsg.ListOffsets), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kreq.(*kmsg.ListOffsetsRequest)
+		if req.ReplicaID != -2 { // Kafka's debug replica id: a replica's own LEO
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+		resp.Version = req.Version
+		for _, rt := range req.Topics {
+			st := kmsg.NewListOffsetsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewListOffsetsResponseTopicPartition()
+				sp.Partition, sp.LeaderEpoch, sp.Offset = rp.Partition, -1, 0
+				if n := records[rt.Topic]; int(rp.Partition) < len(n) {
+					sp.Offset = n[rp.Partition]
+				}
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
 	addr := c.ListenAddrs()[0]
 	cfg := sarama.NewConfig()
 	cfg.Version = sarama.V3_9_0_0
@@ -97,8 +125,8 @@ func startFixtureSidecar(t *testing.T, addr string, extra ...string) (*sidecar, 
 	sc, s := startSidecar(t, append([]string{
 		"--log.file=" + fx + "server.log", "--log.file=" + fx + "state-change.log", "--log.file=" + fx + "controller.log",
 		"--log.from-beginning", "--log.poll-interval=20ms",
-		"--kafka.server=" + addr, "--kafka.broker-id=0", "--kafka.refresh-interval=1h",
-		"--web.disable-exporter-metrics"}, extra...)...)
+		"--kafka.server=" + addr, "--kafka.broker-id=0",
+		"--web.disable-exporter-metrics"}, refreshOnce(extra)...)...)
 	wantRecords := map[string]uint64{fx + "server.log": 26, fx + "state-change.log": 5, fx + "controller.log": 3}
 	waitFor(t, "the fixture logs read and the first admin refresh", 20*time.Second, func() bool {
 		for _, f := range sc.files {
@@ -109,6 +137,17 @@ func startFixtureSidecar(t *testing.T, addr string, extra ...string) (*sidecar, 
 		return sc.ready()
 	})
 	return sc, s
+}
+
+// refreshOnce adds --kafka.refresh-interval=1h (a single refresh in a test)
+// unless extra sets the interval.
+func refreshOnce(extra []string) []string {
+	for _, a := range extra {
+		if strings.HasPrefix(a, "--kafka.refresh-interval=") {
+			return extra
+		}
+	}
+	return append(extra, "--kafka.refresh-interval=1h")
 }
 
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
@@ -158,7 +197,18 @@ func filterExposition(t *testing.T, r io.Reader) string {
 // collector/fixtures/e2e-output.txt. The alert and dashboard tests check every
 // metric name they use against that file, so it is the contract of the exporter.
 func TestEndToEndScrape(t *testing.T) {
-	sc, s := startFixtureSidecar(t, fakeCluster(t))
+	// A second refresh a second later sees orders/0 stalled.
+	sc, s := startFixtureSidecar(t, fakeCluster(t), "--kafka.refresh-interval=1s", "--stall.threshold=1ms")
+	waitFor(t, "a stalled high watermark", 20*time.Second, func() bool {
+		for _, tp := range sc.admin.Snapshot().Topics {
+			for _, p := range tp.Partitions {
+				if p.Stalled {
+					return true
+				}
+			}
+		}
+		return false
+	})
 	srv := httptest.NewServer(sc.handler(s))
 	defer srv.Close()
 

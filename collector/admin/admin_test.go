@@ -184,6 +184,42 @@ func TestPollerHWStall(t *testing.T) {
 	expect(t, "stalled after the HW moved", stalled(), "orders/0=false orders/1=false")
 }
 
+// TestPollerStallCause: HW frozen while the LEO grows stalls whatever the
+// ISR says, and says why: under min ISR, a shrink the leader logged that
+// the metadata does not show, or unknown. An idle partition never stalls.
+func TestPollerStallCause(t *testing.T) {
+	f := fakekafka.New(t)
+	f.CreateTopic("orders", map[string]string{"min.insync.replicas": "2"}, 0, 1, 2, 0)
+	f.RewriteMetadata(func(topic string, p *kmsg.MetadataResponseTopicPartition) {
+		if p.Partition == 0 {
+			p.ISR = []int32{p.Leader}
+		}
+	})
+	view := fakeLogView{{"orders", 1}: {pendingShrink: true}}
+	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{LogView: view}, nil)
+	causes := func() string {
+		return table(a.Snapshot(), func(p *Partition) any { return fmt.Sprint(p.Stalled, p.StallCause) })
+	}
+	for i, step := range []struct {
+		advance time.Duration
+		leo     int64
+		want    string
+	}{
+		{0, 10, "orders/0=false  orders/1=false  orders/2=false  orders/3=false "},
+		{time.Minute, 20, "orders/0=false  orders/1=false  orders/2=false  orders/3=false "},
+		{time.Minute - time.Second, 30, "orders/0=false  orders/1=false  orders/2=false  orders/3=false "},
+		{time.Second, 40, "orders/0=true under_min_isr orders/1=true isr_shrink_pending orders/2=true unknown orders/3=false "},
+	} {
+		clock.Advance(step.advance)
+		for p := range int32(3) {
+			f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: p}, fakekafka.Offsets{HW: 10, LEO: step.leo})
+		}
+		f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 3}, fakekafka.Offsets{HW: 5, LEO: 5})
+		a.refresh()
+		expect(t, fmt.Sprint("stalled and cause, step ", i), causes(), step.want)
+	}
+}
+
 // TestPollerHWRegression: a lower HW for the same topic id counts once; the
 // same topic re-created (new topic id) starting from 0 does not count.
 func TestPollerHWRegression(t *testing.T) {
@@ -302,7 +338,8 @@ func TestPollerRequestsPerRefresh(t *testing.T) {
 }
 
 // TestPollerUnreachable: no broker answers → up false with the last values
-// kept, and a broker coming back is picked up by the next refresh.
+// kept (for the grace of TestPollerStaleAfterGrace), and a broker coming
+// back is picked up by the next refresh.
 func TestPollerUnreachable(t *testing.T) {
 	ports := freePorts(t, 3)
 	start := func() *kfake.Cluster {
@@ -338,6 +375,42 @@ func TestPollerUnreachable(t *testing.T) {
 	}
 	a.refresh()
 	expect(t, "back", upWithReplicas(), "true orders/0=3")
+}
+
+// TestPollerStaleAfterGrace: without a successful refresh for three refresh
+// intervals (at least 30s) the partitions go; up, the last refresh time and
+// the error counters stay.
+func TestPollerStaleAfterGrace(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateTopic("orders", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	a, clock := newTestPoller(t, c.ListenAddrs(), -1, ScopeCluster, Options{}, nil) // refresh interval 15s: grace 45s
+	a.refresh()
+	c.Close()
+	for _, step := range []struct {
+		advance time.Duration
+		want    string
+	}{
+		{15 * time.Second, "orders/0=0"},
+		{29 * time.Second, "orders/0=0"},
+		{time.Second, ""}, // 45s after the last success
+		{15 * time.Second, ""},
+	} {
+		clock.Advance(step.advance)
+		a.refresh()
+		s := a.Snapshot()
+		expect(t, fmt.Sprint("partitions at +", clock.now.Sub(testEpoch)), table(s, func(p *Partition) any { return p.Leader }), step.want)
+		if s.Up || !s.LastSuccess.Equal(testEpoch) || s.RequestErrors[RequestMetadata] == 0 {
+			t.Errorf("want down since %v with metadata errors counted, got up %v last success %v errors %v", testEpoch, s.Up, s.LastSuccess, s.RequestErrors)
+		}
+	}
+	if s := a.Snapshot(); len(s.Topics) != 0 {
+		t.Errorf("want no topics, got %+v", s.Topics)
+	}
 }
 
 // TestPollerNeverConnected: New and a refresh against nothing must not block
@@ -453,10 +526,11 @@ func TestPollerReadOnlyByDefault(t *testing.T) {
 }
 
 type logViewEntry struct {
-	isr     int
-	isrAt   time.Time
-	epoch   int64
-	epochAt time.Time
+	isr           int
+	isrAt         time.Time
+	epoch         int64
+	epochAt       time.Time
+	pendingShrink bool
 }
 
 type fakeLogView map[partitionKey]logViewEntry
@@ -464,6 +538,10 @@ type fakeLogView map[partitionKey]logViewEntry
 func (v fakeLogView) LogPartitionState(topic string, partition int32) (int, time.Time, int64, time.Time, bool) {
 	e, ok := v[partitionKey{topic, partition}]
 	return e.isr, e.isrAt, e.epoch, e.epochAt, ok
+}
+
+func (v fakeLogView) PendingISRShrink(topic string, partition int32) bool {
+	return v[partitionKey{topic, partition}].pendingShrink
 }
 
 // freePorts reserves n loopback ports and releases them for the caller.

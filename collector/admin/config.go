@@ -70,9 +70,9 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 		Default(ScopeLeader).EnumVar(&c.Scope, ScopeLeader, ScopeCluster)
 	cmd.Flag("kafka.refresh-interval", "How often the admin API is polled in the background (a scrape only reads the last result).").
 		Default("15s").DurationVar(&c.RefreshInterval)
-	cmd.Flag("kafka.request-timeout", "Timeout for dialling and for each admin request.").
+	cmd.Flag("kafka.request-timeout", "Timeout for dialling and for each admin request; a refresh waits at most the smaller of this and --kafka.refresh-interval, then goes on without the brokers that did not answer.").
 		Default("10s").DurationVar(&c.RequestTimeout)
-	cmd.Flag("stall.threshold", "How long the high watermark of a partition under min ISR with unreplicated records may stay still before it counts as stalled.").
+	cmd.Flag("stall.threshold", "How long the high watermark of a partition may stay still while its log end offset is ahead (whatever the ISR says) before it counts as stalled.").
 		Default("2m").DurationVar(&c.StallThreshold)
 
 	cmd.Flag("kafka.tls.enabled", "Connect to Kafka with TLS.").BoolVar(&c.TLSEnabled)

@@ -1,5 +1,7 @@
 package admin
 
+import "context"
+
 // logLevelRaise raises kafka.cluster.Partition on this sidecar's broker for
 // the sidecar's lifetime (opt-in --kafka.partition-log-level): the HW lines
 // the log half needs are DEBUG/TRACE. Only this broker is touched, because
@@ -23,10 +25,12 @@ func (r *logLevelRaise) raise(a *Poller) {
 		return
 	}
 	addr, ok := a.brokers[a.brokerID]
-	if !ok {
-		return
+	if !ok || a.unresponsive(a.brokerID) {
+		return // a frozen broker would hold up the next refresh by two timeouts
 	}
-	prev, err := a.pool.brokerLoggerLevel(addr, a.brokerID, partitionLogger)
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.RequestTimeout)
+	defer cancel()
+	prev, err := a.pool.brokerLoggerLevel(ctx, addr, a.brokerID, partitionLogger)
 	if err != nil {
 		// Not fatal: restoring with Delete falls back to the broker's
 		// configured level, which is almost always the previous one.
@@ -39,7 +43,7 @@ func (r *logLevelRaise) raise(a *Poller) {
 		return
 	}
 	level := r.level
-	if err := a.pool.alterBrokerLogger(addr, a.brokerID, partitionLogger, &level); err != nil {
+	if err := a.pool.alterBrokerLogger(ctx, addr, a.brokerID, partitionLogger, &level); err != nil {
 		a.counts.requestErrors[RequestAlterLogLevel]++
 		log := a.logger.Debug
 		if !r.warned {
@@ -60,7 +64,9 @@ func (r *logLevelRaise) restore(a *Poller) {
 	if !r.raised {
 		return
 	}
-	if err := a.pool.alterBrokerLogger(r.addr, r.brokerID, partitionLogger, r.previous); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.RequestTimeout)
+	defer cancel()
+	if err := a.pool.alterBrokerLogger(ctx, r.addr, r.brokerID, partitionLogger, r.previous); err != nil {
 		a.counts.requestErrors[RequestAlterLogLevel]++
 		a.logger.Warn("Could not restore the broker logger level", "broker", r.brokerID, "logger", partitionLogger, "err", err)
 		return

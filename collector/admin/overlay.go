@@ -12,6 +12,10 @@ type LogView interface {
 	// LogPartitionState returns the ISR size and leader epoch last seen in this broker's own logs, with the wall
 	// time each was read; ok is false when the logs said nothing about the partition.
 	LogPartitionState(topic string, partition int32) (isrSize int, isrAt time.Time, leaderEpoch int64, epochAt time.Time, ok bool)
+	// PendingISRShrink reports whether this broker, as the partition's
+	// leader, logged an ISR shrink that the metadata does not show yet (the
+	// controller has not committed it); false when the logs cannot tell.
+	PendingISRShrink(topic string, partition int32) bool
 }
 
 // sourceJoin merges the admin view of a partition with the log view: for the
@@ -55,6 +59,12 @@ func (j *sourceJoin) join(k partitionKey, adminISR int, adminEpoch int64, adminA
 	isr := j.pick(k, FieldISR, int64(adminISR), adminAt, int64(logISR), isrAt, count)
 	epoch := j.pick(k, FieldLeaderEpoch, adminEpoch, adminAt, logEpoch, epochAt, count)
 	return int(isr), epoch
+}
+
+// pendingShrink asks the log view about a shrink the metadata does not
+// show; without a log view there is none to know of.
+func (j *sourceJoin) pendingShrink(k partitionKey) bool {
+	return j.view != nil && j.view.PendingISRShrink(k.topic, k.partition)
 }
 
 func (j *sourceJoin) pick(k partitionKey, field Field, admin int64, adminAt time.Time, log int64, logAt time.Time, count func(Field)) int64 {

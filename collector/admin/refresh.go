@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -12,7 +13,9 @@ import (
 
 // One refresh costs O(brokers) requests, never O(partitions):
 //
-//	1 Metadata (all topics, asked of this sidecar's own broker when known)
+//	1 Metadata (all topics, asked of this sidecar's own broker when known;
+//	   one more, to a bootstrap server, when that broker is silent for half
+//	   the refresh's time)
 //	1 DescribeConfigs (min.insync.replicas of every exported topic, batched)
 //	≤1 ListOffsets LATEST per leader broker (HW of every partition it leads)
 //	≤1 ListOffsets LATEST with replica id -2 per replica broker (its LEO of
@@ -70,20 +73,24 @@ type fetched struct {
 }
 
 // refresh runs one poll cycle and publishes a new snapshot. It is only ever
-// called from one goroutine at a time.
+// called from one goroutine at a time. It takes at most the refresh budget:
+// what has not answered by then is left out of the snapshot.
 func (a *Poller) refresh() {
 	started := time.Now()
 	defer a.ready.Store(true)
 	a.gen++
 	if a.pool == nil {
-		a.publishFailure(started)
+		a.publishFailure(started, nil)
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.refreshBudget())
+	defer cancel()
+	asked := &brokerAnswers{byID: make(map[int32]bool)}
 
-	md, mdAddr, err := a.fetchMetadata()
+	md, mdAddr, err := a.fetchMetadata(ctx, asked)
 	if err != nil {
-		a.logger.Warn("Kafka metadata refresh failed; keeping the last values, up=0", "err", err)
-		a.publishFailure(started)
+		a.logger.Warn("Kafka metadata refresh failed, up=0", "err", err)
+		a.publishFailure(started, asked.list())
 		return
 	}
 	mdAt := a.now()
@@ -103,7 +110,7 @@ func (a *Poller) refresh() {
 	a.detectBrokerID()
 
 	plan := a.plan(md)
-	got := a.fetch(&plan, mdAddr)
+	got := a.fetch(ctx, &plan, mdAddr, asked)
 	if got.minISR != nil {
 		for t, v := range got.minISR {
 			a.minISR[t] = v
@@ -113,18 +120,38 @@ func (a *Poller) refresh() {
 	a.tracker.forget(a.gen)
 	snap.Up = true
 	snap.LastSuccess = mdAt
+	snap.Brokers = asked.list()
 	snap.Duration = time.Since(started)
 	a.publishCounts(snap)
 	a.snap.Store(snap)
 }
 
-// publishFailure keeps the last partition series (stale values beat a
-// vanished series; up=0 and the refresh timestamp say how stale) and
-// reports the failure.
-func (a *Poller) publishFailure(started time.Time) {
+// refreshBudget is how long one refresh may wait for Kafka: never longer
+// than a request timeout, and never into the next refresh's turn.
+func (a *Poller) refreshBudget() time.Duration {
+	return min(a.cfg.RequestTimeout, a.cfg.RefreshInterval)
+}
+
+// staleAfter is how long the partition series outlive the last successful
+// refresh: a few missed refreshes are a blip, more mean this sidecar's view
+// is stale while other sidecars export the same partitions afresh.
+func (a *Poller) staleAfter() time.Duration {
+	return max(3*a.cfg.RefreshInterval, 30*time.Second)
+}
+
+// publishFailure reports a refresh without metadata. The last partition
+// series are kept for a grace period (up=0 and the refresh timestamp say how
+// stale), then dropped.
+func (a *Poller) publishFailure(started time.Time, brokers []BrokerStatus) {
 	next := *a.snap.Load()
 	next.Up = false
 	next.Duration = time.Since(started)
+	next.Brokers = brokers
+	if len(next.Topics) > 0 && a.now().Sub(next.LastSuccess) >= a.staleAfter() {
+		a.logger.Warn("No successful Kafka admin refresh for a while; dropping the partition series until one succeeds",
+			"last_success", next.LastSuccess, "grace", a.staleAfter())
+		next.Topics = nil
+	}
 	a.publishCounts(&next)
 	a.snap.Store(&next)
 }
@@ -136,8 +163,11 @@ func (a *Poller) publishCounts(s *Snapshot) {
 }
 
 // fetchMetadata asks this sidecar's own broker first (its metadata image is
-// what its logs describe), then each bootstrap server.
-func (a *Poller) fetchMetadata() (*sarama.MetadataResponse, string, error) {
+// what its logs describe), then each bootstrap server. A candidate that has
+// not answered within half the budget is not waited for: the next one is
+// asked beside it and the first answer wins, so a frozen own broker leaves
+// the other half of the budget to the offset requests.
+func (a *Poller) fetchMetadata(ctx context.Context, asked *brokerAnswers) (*sarama.MetadataResponse, string, error) {
 	var candidates []string
 	if addr, ok := a.brokers[a.brokerID]; ok && a.brokerID >= 0 {
 		candidates = append(candidates, addr)
@@ -147,14 +177,61 @@ func (a *Poller) fetchMetadata() (*sarama.MetadataResponse, string, error) {
 			candidates = append(candidates, s)
 		}
 	}
+	type answer struct {
+		md   *sarama.MetadataResponse
+		addr string
+		err  error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	answers := make(chan answer, len(candidates))
+	next, pending := 0, 0
+	ask := func() {
+		addr := candidates[next]
+		next++
+		pending++
+		go func() {
+			md, err := a.pool.metadata(ctx, addr)
+			answers <- answer{md, addr, err}
+		}()
+	}
+	hedge := time.NewTimer(a.refreshBudget() / 2)
+	defer hedge.Stop()
 	var errs []error
-	for _, addr := range candidates {
-		md, err := a.pool.metadata(addr)
-		if err == nil {
-			return md, addr, nil
+	for next < len(candidates) || pending > 0 {
+		if pending == 0 {
+			ask()
+			hedge.Reset(a.refreshBudget() / 2)
 		}
-		a.counts.requestErrors[RequestMetadata]++
-		errs = append(errs, err)
+		select {
+		case ans := <-answers:
+			pending--
+			if id, known := a.brokerAt(ans.addr); known {
+				asked.record(id, ans.err == nil)
+			}
+			if ans.err == nil {
+				for _, addr := range candidates[:next] {
+					if id, known := a.brokerAt(addr); known && addr != ans.addr {
+						asked.record(id, false) // still asking, or failed
+					}
+				}
+				// The candidates still asking give up at once and close
+				// their connections; waiting for that keeps the offset
+				// requests off a connection about to be closed.
+				cancel()
+				for ; pending > 0; pending-- {
+					<-answers
+				}
+				return ans.md, ans.addr, nil
+			}
+			a.counts.requestErrors[RequestMetadata]++
+			errs = append(errs, ans.err)
+		case <-hedge.C:
+			if next < len(candidates) {
+				ask()
+				hedge.Reset(a.refreshBudget() / 2)
+			}
+		}
 	}
 	return nil, "", errors.Join(errs...)
 }
@@ -272,14 +349,15 @@ func (a *Poller) plan(md *sarama.MetadataResponse) refreshPlan {
 }
 
 // fetch sends the plan's requests concurrently: one goroutine per broker
-// (HW then LEO on the same connection) plus one for DescribeConfigs. Each
-// request is bounded by the sarama timeouts, so a dead broker costs one
-// timeout, in parallel with the others. Each answer is copied into the
-// plan-indexed slices as it arrives and sarama's response dropped, so no
-// more than one decoded response per broker is live at a time; the brokers
-// write disjoint elements (a partition's HW comes from its leader only, and
-// each replica has its own LEO slot), so no lock guards them.
-func (a *Poller) fetch(p *refreshPlan, configAddr string) fetched {
+// (HW then LEO on the same connection) plus one for DescribeConfigs, so a
+// broker that does not answer delays nobody else. Every request gives up
+// when ctx is done, and what had not answered by then is left unknown. Each
+// answer is copied into the plan-indexed slices as it arrives and sarama's
+// response dropped, so no more than one decoded response per broker is live
+// at a time; the brokers write disjoint elements (a partition's HW comes
+// from its leader only, and each replica has its own LEO slot), so no lock
+// guards them.
+func (a *Poller) fetch(ctx context.Context, p *refreshPlan, configAddr string, asked *brokerAnswers) fetched {
 	got := fetched{
 		hwAt:  make([]offsetAnswer, len(p.parts)),
 		leoAt: make([]offsetAnswer, p.leoSlots),
@@ -305,9 +383,10 @@ func (a *Poller) fetch(p *refreshPlan, configAddr string) fetched {
 		addr := a.brokers[id]
 		wg.Go(func() {
 			if idx := p.hwByBroker[id]; len(idx) > 0 {
-				err := a.pool.listOffsetsLatest(addr, -1, p.parts, idx, func(i int32, ans offsetAnswer) {
+				err := a.pool.listOffsetsLatest(ctx, addr, -1, p.parts, idx, func(i int32, ans offsetAnswer) {
 					got.hwAt[i] = ans
 				})
+				asked.record(id, err == nil)
 				if err != nil {
 					// Likely a dead broker: do not spend a second
 					// timeout on its LEO request.
@@ -316,11 +395,12 @@ func (a *Poller) fetch(p *refreshPlan, configAddr string) fetched {
 				}
 			}
 			if idx := p.leoByBroker[id]; len(idx) > 0 {
-				err := a.pool.listOffsetsLatest(addr, debugReplicaID, p.parts, idx, func(i int32, ans offsetAnswer) {
+				err := a.pool.listOffsetsLatest(ctx, addr, debugReplicaID, p.parts, idx, func(i int32, ans offsetAnswer) {
 					if slot := p.parts[i].leoSlot(id); slot >= 0 {
 						got.leoAt[slot] = ans
 					}
 				})
+				asked.record(id, err == nil)
 				if err != nil {
 					fail(RequestListOffsetsLEO, id, err)
 					return
@@ -330,7 +410,10 @@ func (a *Poller) fetch(p *refreshPlan, configAddr string) fetched {
 	}
 	if len(p.configTopics) > 0 {
 		wg.Go(func() {
-			m, err := a.pool.describeMinISR(configAddr, p.configTopics)
+			m, err := a.pool.describeMinISR(ctx, configAddr, p.configTopics)
+			if id, known := a.brokerAt(configAddr); known {
+				asked.record(id, err == nil)
+			}
 			if err != nil {
 				fail(RequestDescribeConfigs, -1, err)
 				return

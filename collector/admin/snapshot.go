@@ -43,6 +43,32 @@ var fieldNames = [NumFields]string{FieldISR: "isr", FieldLeaderEpoch: "leader_ep
 
 func (f Field) String() string { return fieldNames[f] }
 
+// StallCause is why a stalled partition's high watermark does not move, as
+// far as the poller can tell.
+type StallCause int
+
+const (
+	StallNone StallCause = iota // not stalled
+	// StallUnderMinISR: the ISR is below the effective min.insync.replicas.
+	StallUnderMinISR
+	// StallISRShrinkPending: the leader logged an ISR shrink that the
+	// metadata does not show (the controller has not committed it), so the
+	// HW waits for followers that are no longer fetching.
+	StallISRShrinkPending
+	// StallUnknown: the ISR looks sufficient and no pending shrink is known
+	// (a slow follower still in the ISR, a frozen controller quorum).
+	StallUnknown
+	NumStallCauses
+)
+
+var stallCauseNames = [NumStallCauses]string{
+	StallUnderMinISR:      "under_min_isr",
+	StallISRShrinkPending: "isr_shrink_pending",
+	StallUnknown:          "unknown",
+}
+
+func (c StallCause) String() string { return stallCauseNames[c] }
+
 // counters are the poller's own counters; the refresh goroutine owns them
 // and each snapshot carries a copy.
 type counters struct {
@@ -60,8 +86,17 @@ type Snapshot struct {
 	// Disagreements counts new disagreements between the admin API and the
 	// broker's logs since start, by Field.
 	Disagreements [NumFields]uint64
+	// Brokers are the brokers this refresh sent requests to, sorted by id.
+	Brokers []BrokerStatus
 	// Topics are the exported topics, sorted by name.
 	Topics []Topic
+}
+
+// BrokerStatus says whether a broker answered every request of the refresh
+// in time.
+type BrokerStatus struct {
+	ID         int32
+	Responsive bool
 }
 
 // Topic is one exported topic.
@@ -82,12 +117,16 @@ type Partition struct {
 	Leader      int32 // -1 = offline
 	LeaderEpoch int64 // Metadata joined with the log view
 	HW          int64
-	HWKnown     bool
+	HWKnown     bool  // the leader answered in this refresh
 	LEO         int64 // the leader's log end offset
 	LEOKnown    bool
 	LastAdvance time.Time // when the HW last moved; zero = no HW reading yet
 	Regressions uint64    // HW decreases seen for this topic id
-	Stalled     bool
+	// Stalled: the LEO is ahead of the HW and no reading for the stall
+	// threshold looked healthy (HW advancing, or LEO <= HW). Only decided
+	// when both HW and LEO were answered in this refresh (StallKnown).
+	Stalled    bool
+	StallCause StallCause // StallNone unless Stalled
 	// Lags are the followers that answered, in replica-list order.
 	Lags []ReplicaLag
 }
@@ -97,6 +136,10 @@ type ReplicaLag struct {
 	Replica int32 // broker id
 	Lag     int64 // offsets, never negative
 }
+
+// StallKnown reports whether this refresh could decide Stalled: the
+// leader answered both its HW and its LEO.
+func (p *Partition) StallKnown() bool { return p.HWKnown && p.LEOKnown }
 
 // UnderReplicated reports an ISR smaller than the replica set.
 func (p *Partition) UnderReplicated() bool { return p.ISR < p.Replicas }
@@ -147,8 +190,13 @@ func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
 
 	for i := range p.parts {
 		pp := &p.parts[i]
+		// The leader's LEO, read for exported partitions only.
+		var leo offsetAnswer
+		if l := pp.leoSlot(pp.leader); l >= 0 {
+			leo = got.leoAt[l]
+		}
 		var (
-			st      hwState
+			hw      hwVerdict
 			hwKnown bool
 		)
 		if ans := got.hwAt[i]; ans.ok {
@@ -156,19 +204,23 @@ func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
 			if ans.leaderEpoch >= 0 {
 				epoch = ans.leaderEpoch
 			}
-			v := a.tracker.observe(pp.key, hwObservation{topicID: pp.topicID, hw: ans.offset, leaderEpoch: epoch}, now, a.gen)
-			if v.regressed {
+			hw = a.tracker.observe(pp.key, hwObservation{
+				topicID: pp.topicID, hw: ans.offset, leaderEpoch: epoch,
+				leo: leo.offset, leoKnown: leo.ok, leoAsked: pp.export,
+			}, now, a.gen)
+			if hw.regressed {
 				a.logger.Debug("High watermark went backwards",
 					"topic", pp.key.topic, "partition", pp.key.partition,
-					"from", v.prevHW, "to", ans.offset,
-					"leader_epoch_before", v.prevEpoch, "leader_epoch_after", epoch)
+					"from", hw.prevHW, "to", ans.offset,
+					"leader_epoch_before", hw.prevEpoch, "leader_epoch_after", epoch)
 			}
-			st, hwKnown = hwState{hw: ans.offset, lastAdvance: v.lastAdvance, regressions: v.regressions}, true
+			hwKnown = true
 		} else {
-			// The leader did not answer (or there is none): keep the
-			// last good HW, and keep its history alive.
+			// The leader did not answer (or there is none): the HW is
+			// unknown, not the last one read, which could be stale for
+			// ever; its history stays for when the leader answers again.
 			a.tracker.touch(pp.key, a.gen)
-			st, hwKnown = a.tracker.last(pp.key, pp.topicID)
+			hw.lastAdvance, hw.regressions, _ = a.tracker.lastAdvance(pp.key, pp.topicID)
 		}
 		if !pp.export {
 			continue
@@ -183,10 +235,12 @@ func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
 			ISR:         isr,
 			Leader:      pp.leader,
 			LeaderEpoch: epoch,
-			HW:          st.hw,
 			HWKnown:     hwKnown,
-			LastAdvance: st.lastAdvance,
-			Regressions: st.regressions,
+			LastAdvance: hw.lastAdvance,
+			Regressions: hw.regressions,
+		}
+		if hwKnown {
+			s.HW = got.hwAt[i].offset
 		}
 		if s.Leader < 0 {
 			s.Leader = -1
@@ -194,8 +248,8 @@ func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
 		if ts.MinISRConfig > 0 {
 			s.MinISR = min(ts.MinISRConfig, s.Replicas)
 		}
-		if l := pp.leoSlot(pp.leader); l >= 0 && got.leoAt[l].ok {
-			s.LEO, s.LEOKnown = got.leoAt[l].offset, true
+		if leo.ok {
+			s.LEO, s.LEOKnown = leo.offset, true
 			from := len(lags)
 			for _, r := range pp.replicas {
 				if r == pp.leader {
@@ -211,7 +265,9 @@ func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
 				s.Lags = lags[from:len(lags):len(lags)]
 			}
 		}
-		s.Stalled = s.HWKnown && s.LEOKnown && a.tracker.stalled(s.UnderMinISR(), s.HW, s.LEO, s.LastAdvance, now)
+		if hwKnown && hw.stalled {
+			s.Stalled, s.StallCause = true, a.stallCause(&s)
+		}
 		ts.Partitions = append(ts.Partitions, s)
 	}
 
@@ -220,4 +276,16 @@ func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
 	}
 	slices.SortFunc(snap.Topics, func(x, y Topic) int { return strings.Compare(x.Name, y.Name) })
 	return snap
+}
+
+// stallCause says why a stalled partition's HW does not move, from what the
+// poller knows: the ISR against min ISR, then the leader's log.
+func (a *Poller) stallCause(p *Partition) StallCause {
+	switch {
+	case p.UnderMinISR():
+		return StallUnderMinISR
+	case a.join.pendingShrink(partitionKey{p.Topic, p.Partition}):
+		return StallISRShrinkPending
+	}
+	return StallUnknown
 }

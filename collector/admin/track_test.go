@@ -5,53 +5,143 @@ import (
 	"time"
 )
 
-func TestHWTrackerAdvanceStallRegression(t *testing.T) {
-	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	k := partitionKey{"orders", 0}
-	idA := [16]byte{1}
-	tr := newHWTracker(2 * time.Minute)
+// stallStep is one reading of a partition fed to the tracker and the
+// verdict expected after it. leo < 0 means the LEO was not answered.
+type stallStep struct {
+	at      time.Duration
+	hw, leo int64
+	stalled bool
+}
 
-	type step struct {
+// runStallSteps feeds steps to a tracker with a 2m threshold and checks the
+// verdict after each.
+func runStallSteps(t *testing.T, steps []stallStep) {
+	t.Helper()
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	tr := newHWTracker(2 * time.Minute)
+	k := partitionKey{"orders", 0}
+	for i, s := range steps {
+		o := hwObservation{topicID: [16]byte{1}, hw: s.hw, leo: s.leo, leoKnown: s.leo >= 0, leoAsked: true}
+		if v := tr.observe(k, o, t0.Add(s.at), uint64(i+1)); v.stalled != s.stalled {
+			t.Errorf("step %d (+%v hw %d leo %d): want stalled %v, got %v", i, s.at, s.hw, s.leo, s.stalled, v.stalled)
+		}
+	}
+}
+
+// TestStallIdleThenTraffic: a partition idle for hours (LEO == HW) that gets
+// traffic shows LEO > HW in one reading with a last advance hours old; that
+// is not a stall, because the previous reading looked healthy.
+func TestStallIdleThenTraffic(t *testing.T) {
+	runStallSteps(t, []stallStep{
+		{at: 0, hw: 10, leo: 10},
+		{at: time.Hour, hw: 10, leo: 10},
+		{at: 3 * time.Hour, hw: 10, leo: 10},
+		{at: 3*time.Hour + 15*time.Second, hw: 10, leo: 14},
+		{at: 3*time.Hour + 30*time.Second, hw: 14, leo: 20},
+	})
+}
+
+// TestStallFrozenHW: the HW stops while the LEO grows; the verdict comes at
+// the first reading at least the threshold after the last healthy one (the
+// reading where the HW last advanced), whatever the ISR says.
+func TestStallFrozenHW(t *testing.T) {
+	runStallSteps(t, []stallStep{
+		{at: 0, hw: 10, leo: 12},
+		{at: 15 * time.Second, hw: 20, leo: 25}, // last healthy: the HW advanced
+		{at: 30 * time.Second, hw: 20, leo: 40},
+		{at: 2*time.Minute + 14*time.Second, hw: 20, leo: 90},
+		{at: 2*time.Minute + 15*time.Second, hw: 20, leo: 95, stalled: true},
+		{at: 2*time.Minute + 30*time.Second, hw: 20, leo: 99, stalled: true},
+		// It moves again: the clock restarts there.
+		{at: 2*time.Minute + 45*time.Second, hw: 21, leo: 99},
+		{at: 4*time.Minute + 44*time.Second, hw: 21, leo: 99},
+		{at: 4*time.Minute + 45*time.Second, hw: 21, leo: 99, stalled: true},
+		// Caught up (LEO == HW): never stalled, and healthy again.
+		{at: 5 * time.Minute, hw: 99, leo: 99},
+		{at: 10 * time.Minute, hw: 99, leo: 99},
+	})
+}
+
+// TestStallStartsAtLastIdleReading: the last healthy reading can be one
+// where nothing waited (LEO <= HW) rather than an advance.
+func TestStallStartsAtLastIdleReading(t *testing.T) {
+	runStallSteps(t, []stallStep{
+		{at: 0, hw: 10, leo: 10},
+		{at: time.Hour, hw: 10, leo: 10},
+		{at: time.Hour + time.Minute, hw: 10, leo: 11},
+		{at: time.Hour + 2*time.Minute - time.Second, hw: 10, leo: 12},
+		{at: time.Hour + 2*time.Minute, hw: 10, leo: 13, stalled: true},
+	})
+}
+
+// TestStallHWCreeping: an HW that advances by one every reading is slow but
+// not stalled.
+func TestStallHWCreeping(t *testing.T) {
+	var steps []stallStep
+	for i := range int64(40) {
+		steps = append(steps, stallStep{at: time.Duration(i) * 15 * time.Second, hw: 100 + i, leo: 1000 + 10*i})
+	}
+	runStallSteps(t, steps)
+}
+
+// TestStallLEOUnknown: a reading without the LEO neither starts nor resets
+// the stall clock, and gives no stall verdict.
+func TestStallLEOUnknown(t *testing.T) {
+	runStallSteps(t, []stallStep{
+		{at: 0, hw: 10, leo: 10}, // last healthy
+		{at: time.Minute, hw: 10, leo: -1},
+		{at: 2 * time.Minute, hw: 10, leo: -1}, // no verdict without the LEO
+		{at: 2*time.Minute + 15*time.Second, hw: 10, leo: 30, stalled: true},
+		{at: 3 * time.Minute, hw: 10, leo: -1},
+		{at: 3*time.Minute + 15*time.Second, hw: 10, leo: 31, stalled: true},
+	})
+}
+
+// TestStallNotExportedUntilNow: a partition this sidecar did not export
+// (its LEO was not asked) that becomes exported, busy, starts its stall
+// clock at the last unexported reading, not at its last HW advance.
+func TestStallNotExportedUntilNow(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	tr := newHWTracker(2 * time.Minute)
+	k := partitionKey{"orders", 0}
+	tr.observe(k, hwObservation{hw: 10}, t0, 1)
+	tr.observe(k, hwObservation{hw: 10}, t0.Add(time.Hour), 2)
+	if v := tr.observe(k, hwObservation{hw: 10, leo: 15, leoKnown: true, leoAsked: true}, t0.Add(time.Hour+15*time.Second), 3); v.stalled {
+		t.Error("want no stall on the first exported reading")
+	}
+	if v := tr.observe(k, hwObservation{hw: 10, leo: 25, leoKnown: true, leoAsked: true}, t0.Add(time.Hour+2*time.Minute), 4); !v.stalled {
+		t.Error("want a stall 2m after the last unexported reading")
+	}
+}
+
+// TestHWTrackerRegression: a lower HW counts once and restarts the stall
+// clock, like an advance.
+func TestHWTrackerRegression(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	tr := newHWTracker(2 * time.Minute)
+	k := partitionKey{"orders", 0}
+	steps := []struct {
 		at          time.Duration
-		hw          int64
-		leo         int64
-		underMinISR bool
-		// want
+		hw, leo     int64
 		regressed   bool
 		regressions uint64
 		lastAdvance time.Duration
 		stalled     bool
-	}
-	steps := []step{
-		{at: 0, hw: 10, leo: 10, lastAdvance: 0},
-		{at: time.Minute, hw: 12, leo: 12, lastAdvance: time.Minute},
-		// Under min ISR, records waiting, HW still: not yet for 2m.
-		{at: 2 * time.Minute, hw: 12, leo: 20, underMinISR: true, lastAdvance: time.Minute},
-		{at: 3*time.Minute - time.Second, hw: 12, leo: 25, underMinISR: true, lastAdvance: time.Minute},
-		{at: 3 * time.Minute, hw: 12, leo: 25, underMinISR: true, lastAdvance: time.Minute, stalled: true},
-		// Idle partition under min ISR: LEO == HW is never stalled.
-		{at: 10 * time.Minute, hw: 12, leo: 12, underMinISR: true, lastAdvance: time.Minute},
-		// Same lag but ISR healthy again: not stalled.
-		{at: 11 * time.Minute, hw: 12, leo: 30, lastAdvance: time.Minute},
-		// HW goes backwards: one regression, the clock restarts.
-		{at: 12 * time.Minute, hw: 5, leo: 30, underMinISR: true, regressed: true, regressions: 1, lastAdvance: 12 * time.Minute},
-		{at: 13 * time.Minute, hw: 5, leo: 30, underMinISR: true, regressions: 1, lastAdvance: 12 * time.Minute},
-		{at: 14 * time.Minute, hw: 5, leo: 30, underMinISR: true, regressions: 1, lastAdvance: 12 * time.Minute, stalled: true},
+	}{
+		{at: 0, hw: 10, leo: 10},
+		{at: time.Minute, hw: 12, leo: 30, lastAdvance: time.Minute},
+		{at: 12 * time.Minute, hw: 5, leo: 30, regressed: true, regressions: 1, lastAdvance: 12 * time.Minute},
+		{at: 13 * time.Minute, hw: 5, leo: 30, regressions: 1, lastAdvance: 12 * time.Minute},
+		{at: 14 * time.Minute, hw: 5, leo: 30, regressions: 1, lastAdvance: 12 * time.Minute, stalled: true},
 	}
 	for i, s := range steps {
 		now := t0.Add(s.at)
-		v := tr.observe(k, hwObservation{topicID: idA, hw: s.hw, leaderEpoch: int32(i)}, now, uint64(i+1))
-		if v.regressed != s.regressed {
-			t.Errorf("step %d: want regressed %v, got %v", i, s.regressed, v.regressed)
-		}
-		if v.regressions != s.regressions {
-			t.Errorf("step %d: want regressions %d, got %d", i, s.regressions, v.regressions)
+		v := tr.observe(k, hwObservation{topicID: [16]byte{1}, hw: s.hw, leaderEpoch: int32(i), leo: s.leo, leoKnown: true, leoAsked: true}, now, uint64(i+1))
+		if v.regressed != s.regressed || v.regressions != s.regressions || v.stalled != s.stalled {
+			t.Errorf("step %d: want regressed %v regressions %d stalled %v, got %+v", i, s.regressed, s.regressions, s.stalled, v)
 		}
 		if want := t0.Add(s.lastAdvance); !v.lastAdvance.Equal(want) {
 			t.Errorf("step %d: want last advance %v, got %v", i, want, v.lastAdvance)
-		}
-		if got := tr.stalled(s.underMinISR, s.hw, s.leo, v.lastAdvance, now); got != s.stalled {
-			t.Errorf("step %d: want stalled %v, got %v", i, s.stalled, got)
 		}
 	}
 }
@@ -80,7 +170,7 @@ func TestHWTrackerRecreatedTopicIsNotARegression(t *testing.T) {
 	if v.regressions != 1 {
 		t.Errorf("want the counter kept at 1 across re-creation, got %d", v.regressions)
 	}
-	if _, ok := tr.last(k, [16]byte{1}); ok {
+	if _, _, ok := tr.lastAdvance(k, [16]byte{1}); ok {
 		t.Error("want no state for the old topic id")
 	}
 }
@@ -95,13 +185,13 @@ func TestHWTrackerForget(t *testing.T) {
 	tr.observe(kept, hwObservation{hw: 2}, now, 2)
 	tr.touch(touched, 2)
 	tr.forget(2)
-	if _, ok := tr.last(gone, [16]byte{}); ok {
+	if _, _, ok := tr.lastAdvance(gone, [16]byte{}); ok {
 		t.Error("want partition not seen in generation 2 forgotten")
 	}
-	if s, ok := tr.last(touched, [16]byte{}); !ok || s.hw != 7 {
+	if s, ok := tr.parts[touched]; !ok || s.hw != 7 {
 		t.Errorf("want touched partition kept with hw 7, got %+v %v", s, ok)
 	}
-	if _, ok := tr.last(kept, [16]byte{}); !ok {
+	if _, _, ok := tr.lastAdvance(kept, [16]byte{}); !ok {
 		t.Error("want observed partition kept")
 	}
 }

@@ -354,6 +354,11 @@ func (s *Store) LogPartitionState(topic string, partition int32) (isrSize int, i
 	return p.isrSize, p.isrAt, p.leaderEpoch, p.epochAt, true
 }
 
+// PendingISRShrink implements admin.LogView. The log state does not track
+// shrinks awaiting the controller yet, so a stall it could explain is
+// reported with cause "unknown".
+func (s *Store) PendingISRShrink(topic string, partition int32) bool { return false }
+
 // retainGrace keeps a partition whose topic the metadata does not list yet: a
 // topic created just after the metadata request logs before the next refresh.
 const retainGrace = time.Minute
