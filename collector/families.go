@@ -92,6 +92,12 @@ var (
 	logLastEventFamily = newFamily("log_last_event_timestamp_seconds", "Time of the last event of the type: its own timestamp, or when it was read if it has none.", Gauge, "type")
 )
 
+// The store's bound on partitions (logstate.DefaultMaxPartitions, --log.max-partitions).
+var (
+	logPartitionsFamily        = newFamily("log_partitions", "Partitions the exporter keeps log-derived state for.", Gauge)
+	logPartitionsRefusedFamily = newFamily("log_partitions_refused_total", "Log events whose partition got no state because --log.max-partitions partitions were already kept.", Counter)
+)
+
 // The followers' own metrics, by file.
 var (
 	fileRecordsFamily     = newFamily("log_records_total", "Log records read (a header line plus its continuation lines).", Counter, "file")
@@ -111,6 +117,7 @@ var (
 func Families() []*Family {
 	fams := append([]*Family(nil), logCounterFamilies[:]...)
 	return append(fams, logHWFamily, logISRFamily, logEpochFamily, logEventsFamily, logLastEventFamily,
+		logPartitionsFamily, logPartitionsRefusedFamily,
 		fileRecordsFamily, fileMalformedFamily, fileLinesFamily, fileBytesFamily, fileRotationsFamily,
 		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily, fileErrorFamily, fileErrorsFamily)
 }

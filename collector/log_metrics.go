@@ -71,7 +71,7 @@ func (m *LogMetrics) Tables() ([]*Table, func()) {
 		} else {
 			tables = append(tables, sc.topicTable())
 		}
-		tables = append(tables, eventTable(&sc.snap))
+		tables = append(tables, eventTable(&sc.snap), boundTable(&sc.snap))
 	}
 	if len(sc.files) > 0 {
 		tables = append(tables, fileTable(sc.files), fileErrorTable(sc.files))
@@ -174,6 +174,14 @@ func fileTable(files []logstate.FileStats) *Table {
 			{fileOpenFamily, func(row int) (float64, bool) { return b2f(files[row].Ready), true }},
 		},
 	}
+}
+
+// boundTable is the store's size against its bound: one row, no labels.
+func boundTable(snap *logstate.Snapshot) *Table {
+	return &Table{Rows: 1, Columns: []Column{
+		{logPartitionsFamily, func(int) (float64, bool) { return float64(len(snap.Partitions)), true }},
+		{logPartitionsRefusedFamily, func(int) (float64, bool) { return float64(snap.Refused), true }},
+	}}
 }
 
 // fileErrorTable has a row per file and reason: every reason is listed, so

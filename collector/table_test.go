@@ -114,7 +114,7 @@ func TestLogMetricsOutputParses(t *testing.T) {
 			if len(f.Labels) == 2 && f.Labels[1] == "reason" {
 				want *= len(tail.Reasons) // every reason, 0 or 1
 			}
-			if f.Labels[0] == "file" && f != fileLastReadFamily && samples[f.Name] != want {
+			if len(f.Labels) > 0 && f.Labels[0] == "file" && f != fileLastReadFamily && samples[f.Name] != want {
 				t.Errorf("%s: want %d series, got %d", f.Name, want, samples[f.Name])
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -66,6 +67,7 @@ type serveCommand struct {
 	fromBeginning *bool
 	positionFile  *string
 	pollInterval  *time.Duration
+	maxPartitions *int
 
 	topicInclude    *string
 	topicExclude    *string
@@ -87,6 +89,7 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 	s.fromBeginning = cmd.Flag("log.from-beginning", "Read the log files from the beginning instead of the end (when there is no saved position).").Bool()
 	s.positionFile = cmd.Flag("log.position-file", "File in which to keep the read position of every log file, so a restart neither loses nor double-counts events (including files rotated while the exporter was down).").String()
 	s.pollInterval = cmd.Flag("log.poll-interval", "How often the log files are checked for new lines, rotation and truncation.").Default("250ms").Duration()
+	s.maxPartitions = cmd.Flag("log.max-partitions", "Most partitions to keep log-derived state for; events of further partitions are counted in kafka_replication_log_partitions_refused_total.").Default(strconv.Itoa(logstate.DefaultMaxPartitions)).Int()
 
 	s.topicInclude = cmd.Flag("collector.topic-include", "Regular expression of topics to export partition series for.").Default(".*").String()
 	s.topicExclude = cmd.Flag("collector.topic-exclude", "Regular expression of topics not to export.").Default("").String()
@@ -121,6 +124,9 @@ func (s *serveCommand) validate() (func(string) bool, error) {
 	filter, err := s.topicFilter()
 	if err != nil {
 		return nil, err
+	}
+	if *s.maxPartitions <= 0 {
+		return nil, errors.New("--log.max-partitions must be positive")
 	}
 	if len(*s.logFiles) == 0 && len(s.admin.Servers) == 0 {
 		return nil, errors.New("nothing to do: give --log.file (the broker's logs) and/or --kafka.server (the admin API)")
@@ -230,6 +236,7 @@ type sidecar struct {
 
 func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, logger *slog.Logger) (*sidecar, error) {
 	sc := &sidecar{logger: logger, store: logstate.NewStore(filter), registry: prometheus.NewRegistry()}
+	sc.store.SetMaxPartitions(*s.maxPartitions)
 	var saved map[string]tail.Position
 	if *s.positionFile != "" {
 		sc.positions = tail.NewPositionStore(*s.positionFile)
@@ -259,7 +266,7 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 			TopicFilter: filter,
 			// Deleted topics: their log-derived series disappear with them.
 			OnTopics: func(exists map[string]struct{}) {
-				sc.store.RetainTopics(func(topic string) bool { _, ok := exists[topic]; return ok })
+				sc.store.Retain(func(topic string) bool { _, ok := exists[topic]; return ok }, nil)
 			},
 			LogView: sc.store,
 			Logger:  logger.With("component", "admin"),

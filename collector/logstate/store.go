@@ -61,10 +61,31 @@ type logPartition struct {
 	isrAt       time.Time
 	leaderEpoch int64
 	epochAt     time.Time
+
+	// shrinkPending: this broker, leading the partition, logged "Shrinking
+	// ISR from … to …" (to shrinkTo members) and no line since says the
+	// controller committed it.
+	shrinkPending bool
+	shrinkTo      int
+
+	admin adminISR
+}
+
+// adminISR is what the admin API's successive Metadata answers said about
+// the partition's ISR (ObserveISR), to count the changes the log never shows.
+type adminISR struct {
+	size int // -1 until the first observation
+	// The log's ISR counters at the last observation: a change the admin API
+	// saw counts only if the log did not count one since.
+	shrinks, expands uint64
+	// A change seen at the last observation, decided at the next one: the
+	// log line for it may arrive a little after the Metadata answer.
+	pendingShrink, pendingExpand bool
+	logShrinks, logExpands       uint64 // the log counters before that change
 }
 
 func newLogPartition() *logPartition {
-	return &logPartition{hwT: math.MinInt64, roleT: math.MinInt64, isrT: math.MinInt64, leaderEpoch: -1}
+	return &logPartition{hwT: math.MinInt64, roleT: math.MinInt64, isrT: math.MinInt64, leaderEpoch: -1, admin: adminISR{size: -1}}
 }
 
 // logNanos orders log times as int64; a line without a timestamp (zero time)
@@ -102,10 +123,22 @@ type Store struct {
 	// about one partition, so most events skip the map lookup.
 	lastKey  PartitionKey
 	lastPart *logPartition
+
+	// maxParts bounds the partitions kept; events of others are refused
+	// (counted by type still) and counted in refused.
+	maxParts int
+	refused  uint64
 }
+
+// DefaultMaxPartitions is the default bound on the partitions a Store keeps
+// state for: a broker hosts thousands of partitions (Kafka's guidance is a
+// few thousand per broker), so ten times the largest of those still fits,
+// while a log that names millions of partitions cannot exhaust memory.
+const DefaultMaxPartitions = 50_000
 
 // NewStore returns an empty store. filter (nil = all) decides which topics get
 // per-partition state; events of other topics still count in the event totals.
+// It keeps state for at most DefaultMaxPartitions partitions (SetMaxPartitions).
 func NewStore(filter func(topic string) bool) *Store {
 	return &Store{
 		checker:        logparse.NewChecker(),
@@ -114,7 +147,15 @@ func NewStore(filter func(topic string) bool) *Store {
 		admit:          make(map[string]bool),
 		pendingUnclean: make(map[PartitionKey]uint64),
 		now:            time.Now,
+		maxParts:       DefaultMaxPartitions,
 	}
+}
+
+// SetMaxPartitions bounds the partitions the store keeps state for (n > 0).
+func (s *Store) SetMaxPartitions(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.maxParts = n
 }
 
 // maxAdmitted bounds the topic filter's memo (a cluster has far fewer topics).
@@ -214,20 +255,29 @@ func (s *Store) apply(ev *logparse.Event) {
 		return
 	}
 	res := &s.res
-	s.checker.Observe(ev, res)
-
-	if ev.Topic == "" && ev.TopicID != "" && ev.Partition >= 0 {
-		if res.NewUnclean {
+	observed := ev.Topic == ""
+	if observed {
+		// Controller lines may name the topic only by id: the checker
+		// fills in the name when it has learnt it.
+		s.checker.Observe(ev, res)
+	}
+	if ev.Topic == "" {
+		if ev.TopicID != "" && ev.Partition >= 0 && res.NewUnclean && len(s.pendingUnclean) < s.maxParts {
 			s.pendingUnclean[PartitionKey{ev.TopicID, ev.Partition}]++
 		}
 		return
 	}
-	if ev.Topic == "" || ev.Partition < 0 {
+	if ev.Partition < 0 {
 		return
 	}
+	// The partition first: the checker keeps state only for the partitions
+	// the store keeps, so the topic filter and the bound apply to both.
 	p := s.partition(ev)
 	if p == nil {
-		return // a topic the filter leaves out
+		return
+	}
+	if !observed {
+		s.checker.Observe(ev, res)
 	}
 	c := &p.counters
 	if ev.TopicID != "" {
@@ -278,16 +328,23 @@ func (s *Store) apply(ev *logparse.Event) {
 		p.setHW(ev.HW, t)
 	case logparse.HWNonMonotonic:
 		p.setHW(ev.To, t) // a follower's HW lowered by truncation
+	case logparse.ISRShrink:
+		// Proposed, not committed: the controller may never answer.
+		if t >= p.isrT {
+			p.shrinkPending, p.shrinkTo = true, len(ev.ToISR)
+		}
 	case logparse.ISRUpdate:
 		p.setRole(true, t)
 		if t >= p.isrT {
 			p.isrT, p.isrSize, p.isrAt = t, len(ev.ISR), wall
+			p.shrinkPending = false
 		}
 	case logparse.ISRExpand:
 		// Logged by the leader; on KRaft often its only line for the new ISR.
 		p.setRole(true, t)
 		if t >= p.isrT {
 			p.isrT, p.isrSize, p.isrAt = t, len(ev.ToISR), wall
+			p.shrinkPending = false
 		}
 	case logparse.LeaderStart:
 		c[LeaderTransitions]++
@@ -297,12 +354,14 @@ func (s *Store) apply(ev *logparse.Event) {
 		}
 		if t >= p.isrT {
 			p.isrT, p.isrSize, p.isrAt = t, len(ev.ISR), wall
+			p.shrinkPending = false
 		}
 	case logparse.FollowerStart:
 		c[FollowerTransitions]++
 		p.setHW(ev.HW, t)
 		if p.setRole(false, t) {
 			p.leaderEpoch, p.epochAt = ev.LeaderEpoch, wall
+			p.shrinkPending = false
 		}
 	}
 }
@@ -317,11 +376,23 @@ func (s *Store) partition(ev *logparse.Event) *logPartition {
 			return nil
 		}
 		if p = s.parts[k]; p == nil {
-			p = newLogPartition()
-			s.parts[k] = p
+			if p = s.newPartition(k); p == nil {
+				return nil
+			}
 		}
 	}
 	s.lastKey, s.lastPart = k, p
+	return p
+}
+
+// newPartition adds state for k, or refuses it (nil) at the bound.
+func (s *Store) newPartition(k PartitionKey) *logPartition {
+	if len(s.parts) >= s.maxParts {
+		s.refused++
+		return nil
+	}
+	p := newLogPartition()
+	s.parts[k] = p
 	return p
 }
 
@@ -354,24 +425,73 @@ func (s *Store) LogPartitionState(topic string, partition int32) (isrSize int, i
 	return p.isrSize, p.isrAt, p.leaderEpoch, p.epochAt, true
 }
 
-// PendingISRShrink implements admin.LogView. The log state does not track
-// shrinks awaiting the controller yet, so a stall it could explain is
-// reported with cause "unknown".
-func (s *Store) PendingISRShrink(topic string, partition int32) bool { return false }
+// PendingISRShrink implements admin.LogView: this broker, leading the
+// partition, logged a shrink that no later line shows committed, and the
+// admin API's last ISR is still larger than the shrink's target.
+func (s *Store) PendingISRShrink(topic string, partition int32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parts[PartitionKey{topic, partition}]
+	return p != nil && p.leader && p.shrinkPending && (p.admin.size < 0 || p.admin.size > p.shrinkTo)
+}
+
+// ObserveISR implements admin.LogView: the ISR size the admin API reported
+// for a partition this sidecar exports. An ISR change the controller made
+// without this broker logging it (a follower fenced by the controller, an
+// expansion logged only at DEBUG) is counted in the ISR shrink and expand
+// counters, once: a change is decided one observation later, and counts only
+// if the log counted none since the observation before it.
+func (s *Store) ObserveISR(topic string, partition int32, size int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.admitted(topic) {
+		return
+	}
+	k := PartitionKey{topic, partition}
+	p := s.parts[k]
+	if p == nil {
+		if p = s.newPartition(k); p == nil {
+			return
+		}
+		p.seen = s.now().UnixNano()
+	}
+	o, c := &p.admin, &p.counters
+	if o.pendingShrink && c[ISRShrinks] == o.logShrinks {
+		c[ISRShrinks]++
+	}
+	if o.pendingExpand && c[ISRExpands] == o.logExpands {
+		c[ISRExpands]++
+	}
+	o.pendingShrink = o.size >= 0 && size < o.size
+	o.pendingExpand = o.size >= 0 && size > o.size
+	o.logShrinks, o.logExpands = o.shrinks, o.expands
+	o.size, o.shrinks, o.expands = size, c[ISRShrinks], c[ISRExpands]
+	if size <= p.shrinkTo {
+		p.shrinkPending = false
+	}
+}
 
 // retainGrace keeps a partition whose topic the metadata does not list yet: a
 // topic created just after the metadata request logs before the next refresh.
 const retainGrace = time.Minute
 
-// RetainTopics drops the state of topics that no longer exist, so that their
-// series disappear. Called with the admin API's topic list after a refresh.
-func (s *Store) RetainTopics(exists func(topic string) bool) {
+// hostedGrace keeps a partition whose replica moved away from this broker
+// long enough for its last counter increments to be scraped and alerted on.
+const hostedGrace = time.Hour
+
+// Retain drops the state of partitions that no longer exist (after
+// retainGrace) or that this broker no longer hosts (after hostedGrace), so
+// that their series disappear and a long-lived sidecar on a cluster with topic
+// churn does not grow without end. Called with the admin API's view after a
+// refresh; hosted may be nil when this broker's id is not known.
+func (s *Store) Retain(exists func(topic string) bool, hosted func(PartitionKey) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastPart = nil
-	cutoff := s.now().Add(-retainGrace).UnixNano()
+	now := s.now()
+	gone, moved := now.Add(-retainGrace).UnixNano(), now.Add(-hostedGrace).UnixNano()
 	for k, p := range s.parts {
-		if !exists(k.Topic) && p.seen < cutoff {
+		if (!exists(k.Topic) && p.seen < gone) || (hosted != nil && !hosted(k) && p.seen < moved) {
 			delete(s.parts, k)
 		}
 	}
@@ -393,6 +513,9 @@ type Partition struct {
 
 // Snapshot is a copy of the store's state, taken for one scrape.
 type Snapshot struct {
+	// Refused counts events whose partition got no state because the store
+	// held its maximum number of partitions.
+	Refused    uint64
 	Partitions []Partition    // in no particular order
 	Events     [256]uint64    // events applied, by logparse.Type
 	LastEvent  [256]time.Time // time of the last event, by logparse.Type
@@ -419,5 +542,5 @@ func (s *Store) Snapshot(snap *Snapshot) {
 			HasLeaderEpoch: p.leader && p.leaderEpoch >= 0,
 		})
 	}
-	snap.Events, snap.LastEvent = s.events, s.lastEvent
+	snap.Events, snap.LastEvent, snap.Refused = s.events, s.lastEvent, s.refused
 }

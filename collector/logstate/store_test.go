@@ -89,12 +89,12 @@ func TestStoreLeaderViewEndsWithFollowerLine(t *testing.T) {
 func TestStoreRetainTopics(t *testing.T) {
 	s := NewStore(nil)
 	applyLines(t, s, line(isrUpd, "1", "gone-0", "1,2,3", "5"), line(isrUpd, "1", "kept-0", "1,2,3", "5"))
-	s.RetainTopics(func(topic string) bool { return topic == "kept" })
+	s.Retain(func(topic string) bool { return topic == "kept" }, nil)
 	if n := len(partitions(s)); n != 2 {
 		t.Errorf("want a topic seen within the grace period kept (it may be newer than the metadata), got %d partitions", n)
 	}
 	s.now = func() time.Time { return time.Now().Add(2 * retainGrace) }
-	s.RetainTopics(func(topic string) bool { return topic == "kept" })
+	s.Retain(func(topic string) bool { return topic == "kept" }, nil)
 	if n := len(partitions(s)); n != 1 {
 		t.Errorf("want only the kept topic, got %d partitions", n)
 	}
@@ -174,5 +174,93 @@ func TestCatchUpMergesFilesByTime(t *testing.T) {
 	p := partitions(s)[PartitionKey{"orders", 0}]
 	if p.Counters[LeaderTransitions] != 1 || p.Counters[ISRShrinks] != 1 || p.Counters[ISRExpands] != 1 {
 		t.Errorf("want the leader line first (ISR 3), then a shrink to 2 and an expand to 3, got %+v", p.Counters)
+	}
+}
+
+// A replica moved away from this broker: its state goes an hour after its
+// last event, so its last counter increments are still scraped.
+func TestStoreRetainHostedPartitions(t *testing.T) {
+	s := NewStore(nil)
+	applyLines(t, s, line(isrUpd, "1", "orders-0", "1,2,3", "5"), line(isrUpd, "1", "orders-1", "1,2,3", "5"))
+	all := func(string) bool { return true }
+	hosted := func(k PartitionKey) bool { return k.Partition == 0 }
+	s.now = func() time.Time { return time.Now().Add(2 * retainGrace) }
+	s.Retain(all, hosted)
+	if n := len(partitions(s)); n != 2 {
+		t.Errorf("want a partition moved away kept within the grace, got %d partitions", n)
+	}
+	s.now = func() time.Time { return time.Now().Add(hostedGrace + time.Minute) }
+	s.Retain(all, hosted)
+	if _, ok := partitions(s)[PartitionKey{"orders", 1}]; ok || len(partitions(s)) != 1 {
+		t.Errorf("want only the hosted orders-0 left, got %v", partitions(s))
+	}
+}
+
+// A log naming more partitions than the bound keeps state for the bound and
+// counts the events it refused; the event totals still count them all.
+func TestStoreBoundsPartitions(t *testing.T) {
+	s := NewStore(nil)
+	s.SetMaxPartitions(100)
+	var lines []string
+	for p := range 1000 {
+		lines = append(lines, line(isrUpd, "1", "t-"+strconv.Itoa(p), "1,2,3", "5"))
+	}
+	applyLines(t, s, lines...)
+	var snap Snapshot
+	s.Snapshot(&snap)
+	if len(snap.Partitions) != 100 || snap.Refused != 900 || snap.Events[logparse.ISRUpdate] != 1000 {
+		t.Errorf("want 100 partitions, 900 refused, 1000 isr_update events; got %d, %d, %d",
+			len(snap.Partitions), snap.Refused, snap.Events[logparse.ISRUpdate])
+	}
+}
+
+const shrinking = "[2026-11-30 10:00:0%s,000] INFO [Partition %s broker=1] Shrinking ISR from 1,2,3 to 1. Leader: (highWatermark: 202, endOffset: 2216). Out of sync replicas: (brokerId: 2, endOffset: 202, lastCaughtUpTimeMs: 1796046741395) (brokerId: 3, endOffset: 202, lastCaughtUpTimeMs: 1796046741395). (kafka.cluster.Partition)"
+
+// A shrink the leader logged is pending until a line (or the admin API)
+// shows it committed.
+func TestStorePendingISRShrink(t *testing.T) {
+	s := NewStore(nil)
+	applyLines(t, s, line(isrUpd, "1", "orders-0", "1,2,3", "5"), line(shrinking, "2", "orders-0"))
+	s.ObserveISR("orders", 0, 3)
+	if !s.PendingISRShrink("orders", 0) {
+		t.Fatal("want the logged shrink pending while the metadata still says ISR 3")
+	}
+	s.ObserveISR("orders", 0, 1)
+	if s.PendingISRShrink("orders", 0) {
+		t.Error("want no pending shrink once the metadata shows the ISR at its target")
+	}
+	applyLines(t, s, line(shrinking, "3", "orders-0"), line(isrUpd, "4", "orders-0", "1", "6"))
+	if s.PendingISRShrink("orders", 0) {
+		t.Error("want no pending shrink after the leader logged the committed ISR")
+	}
+	if s.PendingISRShrink("other", 0) {
+		t.Error("want nothing pending for a partition the log never named")
+	}
+}
+
+// ISR changes the log does not show (the controller fenced a follower) are
+// counted from the admin API's observations, once; the ones it shows are
+// not counted twice, even when the log line comes after the Metadata answer.
+func TestStoreCountsISRChangesTheLogDoesNotShow(t *testing.T) {
+	s := NewStore(nil)
+	counters := func() (uint64, uint64) {
+		p := partitions(s)[PartitionKey{"orders", 0}]
+		return p.Counters[ISRShrinks], p.Counters[ISRExpands]
+	}
+	s.ObserveISR("orders", 0, 3)
+	s.ObserveISR("orders", 0, 2) // fenced: no log line
+	if sh, _ := counters(); sh != 0 {
+		t.Fatalf("want the change decided one observation later, got %d shrinks", sh)
+	}
+	s.ObserveISR("orders", 0, 2)
+	if sh, ex := counters(); sh != 1 || ex != 0 {
+		t.Fatalf("want 1 inferred shrink, got %d shrinks, %d expands", sh, ex)
+	}
+	// An expansion logged just after the Metadata answer that showed it.
+	s.ObserveISR("orders", 0, 3)
+	applyLines(t, s, line(isrUpd, "1", "orders-0", "1,2", "5"), line(isrUpd, "2", "orders-0", "1,2,3", "6"))
+	s.ObserveISR("orders", 0, 3)
+	if sh, ex := counters(); sh != 1 || ex != 1 {
+		t.Errorf("want the logged expansion counted once, got %d shrinks, %d expands", sh, ex)
 	}
 }
