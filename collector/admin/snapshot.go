@@ -16,6 +16,8 @@ const (
 	RequestListOffsets
 	RequestListOffsetsLEO
 	RequestAlterLogLevel
+	RequestDescribeTopicPartitions
+	RequestListPartitionReassignments
 	NumRequests
 )
 
@@ -25,6 +27,9 @@ var requestNames = [NumRequests]string{
 	RequestListOffsets:     "list_offsets",
 	RequestListOffsetsLEO:  "list_offsets_leo",
 	RequestAlterLogLevel:   "alter_log_level",
+
+	RequestDescribeTopicPartitions:    "describe_topic_partitions",
+	RequestListPartitionReassignments: "list_partition_reassignments",
 }
 
 func (r Request) String() string { return requestNames[r] }
@@ -90,6 +95,21 @@ type Partition struct {
 	Stalled     bool
 	// Lags are the followers that answered, in replica-list order.
 	Lags []ReplicaLag
+
+	// ELRKnown is whether this refresh read the partition's Eligible Leader
+	// Replicas (KIP-966): false where the broker lacks DescribeTopicPartitions,
+	// the cluster has ELR off, or the read failed.
+	ELRKnown     bool
+	ELR          int // eligible leader replicas: clean candidates outside the ISR
+	LastKnownELR int // replicas that were eligible until they stopped uncleanly
+	// ReassignmentKnown is whether this refresh read the reassignments.
+	ReassignmentKnown bool
+	Reassigning       bool
+	AddingReplicas    int
+	RemovingReplicas  int
+	// UnderReplicatedByReassignment: under-replicated, and every replica
+	// missing from the ISR is one the reassignment is adding.
+	UnderReplicatedByReassignment bool
 }
 
 // ReplicaLag is how far a follower's log end offset is behind the leader's.
@@ -212,6 +232,8 @@ func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
 			}
 		}
 		s.Stalled = s.HWKnown && s.LEOKnown && a.tracker.stalled(s.UnderMinISR(), s.HW, s.LEO, s.LastAdvance, now)
+		s.setELR(got.elr)
+		s.setReassignment(got.reassign, p.outOfISR[int32(i)])
 		ts.Partitions = append(ts.Partitions, s)
 	}
 
