@@ -121,8 +121,8 @@ func newAdminDescs(partitionLabels bool) adminDescs {
 	d.elr = part("partition_eligible_leader_replicas", "Eligible leader replicas (KIP-966): replicas outside the ISR that the controller can still elect without losing committed records; absent where the cluster has no ELR.")
 	d.lastKnownELR = part("partition_last_known_eligible_leader_replicas", "Last-known eligible leader replicas (KIP-966): replicas that were eligible until they stopped uncleanly, a recovery's last resort; absent where the cluster has no ELR.")
 	d.reassigning = part("partition_reassigning", "1 while a reassignment of the partition is in progress (ListPartitionReassignments).")
-	d.reassignAdding = part("partition_reassignment_adding_replicas", "Replicas the partition's reassignment in progress is adding (0 when none is in progress).")
-	d.reassignRemoving = part("partition_reassignment_removing_replicas", "Replicas the partition's reassignment in progress is removing (0 when none is in progress).")
+	d.reassignAdding = part("partition_reassignment_adding_replicas", "Replicas the partition's reassignment is adding, exported only while one is in progress.")
+	d.reassignRemoving = part("partition_reassignment_removing_replicas", "Replicas the partition's reassignment is removing, exported only while one is in progress.")
 	d.urpByMove = part("partition_under_replicated_by_reassignment", "1 if the partition is under-replicated only because a reassignment is adding replicas: every replica missing from the ISR is being added.")
 	return d
 }
@@ -318,9 +318,13 @@ func (a *AdminCollector) collectPartitions(ch chan<- prometheus.Metric, ordered 
 		}
 		if p.ReassignmentKnown {
 			gauge(d.reassigning, b2f(p.Reassigning))
+			gauge(d.urpByMove, b2f(p.UnderReplicatedByReassignment))
+		}
+		// Zero on almost every partition almost always: at 100k partitions,
+		// two families of zeros would be 200k series.
+		if p.Reassigning {
 			gauge(d.reassignAdding, float64(p.AddingReplicas))
 			gauge(d.reassignRemoving, float64(p.RemovingReplicas))
-			gauge(d.urpByMove, b2f(p.UnderReplicatedByReassignment))
 		}
 	}
 }

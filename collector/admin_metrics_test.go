@@ -187,7 +187,8 @@ kafka_replication_partition_log_end_offset{topic="orders"} 65
 }
 
 // TestAdminELRAndReassignment: the ELR and reassignment families per
-// partition and rolled up per topic, absent where the poller read nothing.
+// partition and rolled up per topic, absent where the poller read nothing;
+// the adding and removing counts only while a reassignment runs.
 func TestAdminELRAndReassignment(t *testing.T) {
 	s := &admin.Snapshot{Topics: []admin.Topic{{Name: "old", Partitions: []admin.Partition{
 		// Nothing read: no ELR on the cluster, ListPartitionReassignments refused.
@@ -214,13 +215,11 @@ kafka_replication_partition_last_known_eligible_leader_replicas{partition="1",to
 # TYPE kafka_replication_partition_reassigning gauge
 kafka_replication_partition_reassigning{partition="0",topic="orders"} 0
 kafka_replication_partition_reassigning{partition="1",topic="orders"} 1
-# HELP kafka_replication_partition_reassignment_adding_replicas Replicas the partition's reassignment in progress is adding (0 when none is in progress).
+# HELP kafka_replication_partition_reassignment_adding_replicas Replicas the partition's reassignment is adding, exported only while one is in progress.
 # TYPE kafka_replication_partition_reassignment_adding_replicas gauge
-kafka_replication_partition_reassignment_adding_replicas{partition="0",topic="orders"} 0
 kafka_replication_partition_reassignment_adding_replicas{partition="1",topic="orders"} 1
-# HELP kafka_replication_partition_reassignment_removing_replicas Replicas the partition's reassignment in progress is removing (0 when none is in progress).
+# HELP kafka_replication_partition_reassignment_removing_replicas Replicas the partition's reassignment is removing, exported only while one is in progress.
 # TYPE kafka_replication_partition_reassignment_removing_replicas gauge
-kafka_replication_partition_reassignment_removing_replicas{partition="0",topic="orders"} 0
 kafka_replication_partition_reassignment_removing_replicas{partition="1",topic="orders"} 1
 # HELP kafka_replication_partition_under_replicated_by_reassignment 1 if the partition is under-replicated only because a reassignment is adding replicas: every replica missing from the ISR is being added.
 # TYPE kafka_replication_partition_under_replicated_by_reassignment gauge

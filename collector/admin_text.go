@@ -145,8 +145,8 @@ func (t *adminText) prepare() {
 				replicas: int32(p.Replicas), isr: int32(p.ISR), minISR: int32(p.MinISR), leader: p.Leader,
 				under: p.UnderReplicated(), underMin: p.UnderMinISR(), atMin: p.AtMinISR(), stalled: p.Stalled,
 				hwKnown: p.HWKnown, leoKnown: p.LEOKnown,
-				elr: int32(p.ELR), lastKnownELR: int32(p.LastKnownELR), elrKnown: p.ELRKnown,
-				adding: int32(p.AddingReplicas), removing: int32(p.RemovingReplicas), reassignKnown: p.ReassignmentKnown,
+				elr: p.ELR, lastKnownELR: p.LastKnownELR, elrKnown: p.ELRKnown,
+				adding: p.AddingReplicas, removing: p.RemovingReplicas, reassignKnown: p.ReassignmentKnown,
 				reassigning: p.Reassigning, urpByMove: p.UnderReplicatedByReassignment,
 			}
 			if p.HWKnown {
@@ -207,14 +207,14 @@ func rollupOf(t *admin.Topic) topicRollup {
 		}
 		if p.ELRKnown {
 			r.elrKnown = true
-			r.elr += p.ELR
-			r.lastKnownELR += p.LastKnownELR
+			r.elr += int(p.ELR)
+			r.lastKnownELR += int(p.LastKnownELR)
 		}
 		if p.ReassignmentKnown {
 			r.reassignKnown = true
 			r.reassigning += b2i(p.Reassigning)
-			r.adding += p.AddingReplicas
-			r.removing += p.RemovingReplicas
+			r.adding += int(p.AddingReplicas)
+			r.removing += int(p.RemovingReplicas)
 			r.urpByMove += b2i(p.UnderReplicatedByReassignment)
 		}
 	}
@@ -299,11 +299,11 @@ func (t *adminText) renderPartitions(w *textWriter, f *textFamily, fi int) {
 				w.sampleBool(f, lbl, p.reassigning)
 			}
 		case afReassignAdding:
-			if p.reassignKnown {
+			if p.reassigning {
 				w.sampleInt(f, lbl, int64(p.adding))
 			}
 		case afReassignRemoving:
-			if p.reassignKnown {
+			if p.reassigning {
 				w.sampleInt(f, lbl, int64(p.removing))
 			}
 		case afURPByMove:

@@ -74,12 +74,12 @@ func adminState(t testing.TB, partitionLabels bool) *AdminCollector {
 				}
 			}
 			if n%3 != 0 { // ELR read; the others: not described
-				part.ELRKnown, part.ELR, part.LastKnownELR = true, n%3, n%2
+				part.ELRKnown, part.ELR, part.LastKnownELR = true, int32(n%3), int32(n%2)
 			}
 			if n%7 != 0 { // reassignments read
 				part.ReassignmentKnown = true
 				if n%5 == 1 {
-					part.Reassigning, part.AddingReplicas, part.RemovingReplicas = true, 1, n%2
+					part.Reassigning, part.AddingReplicas, part.RemovingReplicas = true, 1, int32(n%2)
 					part.UnderReplicatedByReassignment = n%10 == 1
 				}
 			}

@@ -81,5 +81,5 @@ func (s *Partition) setELR(res *elr.Result) {
 	if !ok {
 		return
 	}
-	s.ELRKnown, s.ELR, s.LastKnownELR = true, len(got.ELR), len(got.LastKnownELR)
+	s.ELRKnown, s.ELR, s.LastKnownELR = true, int32(len(got.ELR)), int32(len(got.LastKnownELR))
 }

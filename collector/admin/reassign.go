@@ -110,7 +110,7 @@ func (s *Partition) setReassignment(rs reassignments, missing []int32) {
 		return
 	}
 	s.Reassigning = true
-	s.AddingReplicas, s.RemovingReplicas = len(r.adding), len(r.removing)
+	s.AddingReplicas, s.RemovingReplicas = int32(len(r.adding)), int32(len(r.removing))
 	if !s.UnderReplicated() || len(missing) != s.Replicas-s.ISR {
 		return
 	}

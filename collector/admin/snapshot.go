@@ -96,17 +96,20 @@ type Partition struct {
 	// Lags are the followers that answered, in replica-list order.
 	Lags []ReplicaLag
 
-	// ELRKnown is whether this refresh read the partition's Eligible Leader
-	// Replicas (KIP-966): false where the broker lacks DescribeTopicPartitions,
-	// the cluster has ELR off, or the read failed.
-	ELRKnown     bool
-	ELR          int // eligible leader replicas: clean candidates outside the ISR
-	LastKnownELR int // replicas that were eligible until they stopped uncleanly
+	// Sizes of the Eligible Leader Replicas (KIP-966: clean candidates
+	// outside the ISR) and of the last-known ELR (replicas that were
+	// eligible until they stopped uncleanly), valid when ELRKnown.
+	ELR, LastKnownELR int32
+	// Replicas the reassignment in progress adds and removes, valid when
+	// ReassignmentKnown.
+	AddingReplicas, RemovingReplicas int32
+	// ELRKnown is whether this refresh read the partition's ELR: false where
+	// the broker lacks DescribeTopicPartitions, the cluster has ELR off, or
+	// the read failed.
+	ELRKnown bool
 	// ReassignmentKnown is whether this refresh read the reassignments.
 	ReassignmentKnown bool
 	Reassigning       bool
-	AddingReplicas    int
-	RemovingReplicas  int
 	// UnderReplicatedByReassignment: under-replicated, and every replica
 	// missing from the ISR is one the reassignment is adding.
 	UnderReplicatedByReassignment bool
