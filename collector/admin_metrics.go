@@ -50,6 +50,9 @@ type adminDescs struct {
 	replicas, isr, minISR, underReplicated, underMinISR, atMinISR, headroom          *prometheus.Desc
 	leader, leaderEpoch, hw, leo, lag, stalled, stallCause, lastAdvance, regressions *prometheus.Desc
 
+	elr, lastKnownELR                                        *prometheus.Desc
+	reassigning, reassignAdding, reassignRemoving, urpByMove *prometheus.Desc
+
 	// text holds the headers of the per-partition (or per-topic) families
 	// for the direct text path (admin_text.go).
 	text map[*prometheus.Desc]*textFamily
@@ -91,6 +94,12 @@ func newAdminDescs(partitionLabels bool) adminDescs {
 		d.leo = rollup("partition_log_end_offset", "Sum of leader log end offsets (ListOffsets LATEST with replica id -2, sent to the leader) of the partitions whose leader answered.")
 		d.stalled = rollup("partition_high_watermark_stalled", "Number of partitions whose HW stayed behind the LEO without advancing for at least --stall.threshold (the stall cause is per partition only).")
 		d.regressions = rollup("partition_high_watermark_regressions_total", "Sum over partitions of high watermark decreases seen between polls for the same topic id.")
+		d.elr = rollup("partition_eligible_leader_replicas", "Sum of eligible leader replicas (KIP-966, DescribeTopicPartitions).")
+		d.lastKnownELR = rollup("partition_last_known_eligible_leader_replicas", "Sum of last-known eligible leader replicas (KIP-966, DescribeTopicPartitions).")
+		d.reassigning = rollup("partition_reassigning", "Number of partitions with a reassignment in progress (ListPartitionReassignments).")
+		d.reassignAdding = rollup("partition_reassignment_adding_replicas", "Sum of replicas that reassignments in progress are adding.")
+		d.reassignRemoving = rollup("partition_reassignment_removing_replicas", "Sum of replicas that reassignments in progress are removing.")
+		d.urpByMove = rollup("partition_under_replicated_by_reassignment", "Number of partitions whose only replicas missing from the ISR are being added by a reassignment.")
 		return d
 	}
 
@@ -115,6 +124,12 @@ func newAdminDescs(partitionLabels bool) adminDescs {
 		"1 for the likely cause of a stalled HW (under_min_isr, isr_shrink_pending: the leader logged a shrink the metadata does not show, unknown), only for stalled partitions and never without partition labels.", "cause")
 	d.lastAdvance = part("partition_high_watermark_last_advance_timestamp_seconds", "Unix time the poller last saw the high watermark change (ListOffsets LATEST); absent when the leader did not answer the last refresh.")
 	d.regressions = part("partition_high_watermark_regressions_total", "High watermark decreases seen between polls for the same topic id (a re-created topic does not count).")
+	d.elr = part("partition_eligible_leader_replicas", "Eligible leader replicas (KIP-966): replicas outside the ISR that the controller can still elect without losing committed records; absent where the cluster has no ELR.")
+	d.lastKnownELR = part("partition_last_known_eligible_leader_replicas", "Last-known eligible leader replicas (KIP-966): replicas that were eligible until they stopped uncleanly, a recovery's last resort; absent where the cluster has no ELR.")
+	d.reassigning = part("partition_reassigning", "1 while a reassignment of the partition is in progress (ListPartitionReassignments).")
+	d.reassignAdding = part("partition_reassignment_adding_replicas", "Replicas the partition's reassignment is adding, exported only while one is in progress.")
+	d.reassignRemoving = part("partition_reassignment_removing_replicas", "Replicas the partition's reassignment is removing, exported only while one is in progress.")
+	d.urpByMove = part("partition_under_replicated_by_reassignment", "1 if the partition is under-replicated only because a reassignment is adding replicas: every replica missing from the ISR is being added.")
 	return d
 }
 
@@ -125,6 +140,7 @@ func (a *AdminCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, desc := range []*prometheus.Desc{
 		d.replicas, d.isr, d.minISR, d.underReplicated, d.underMinISR, d.atMinISR, d.headroom,
 		d.leader, d.leaderEpoch, d.hw, d.leo, d.lag, d.stalled, d.stallCause, d.lastAdvance, d.regressions,
+		d.elr, d.lastKnownELR, d.reassigning, d.reassignAdding, d.reassignRemoving, d.urpByMove,
 	} {
 		if desc != nil {
 			ch <- desc
@@ -311,6 +327,20 @@ func (a *AdminCollector) collectPartitions(ch chan<- prometheus.Metric, ordered 
 			ch <- arena.next(d.stallCause, pairs.next(&labelCause, &cause, &labelPartition, &p.id, &labelTopic, &p.Topic), 1, prometheus.GaugeValue)
 		}
 		ch <- arena.next(d.regressions, labels, float64(p.Regressions), prometheus.CounterValue)
+		if p.ELRKnown {
+			gauge(d.elr, float64(p.ELR))
+			gauge(d.lastKnownELR, float64(p.LastKnownELR))
+		}
+		if p.ReassignmentKnown {
+			gauge(d.reassigning, b2f(p.Reassigning))
+			gauge(d.urpByMove, b2f(p.UnderReplicatedByReassignment))
+		}
+		// Zero on almost every partition almost always: at 100k partitions,
+		// two families of zeros would be 200k series.
+		if p.Reassigning {
+			gauge(d.reassignAdding, float64(p.AddingReplicas))
+			gauge(d.reassignRemoving, float64(p.RemovingReplicas))
+		}
 	}
 }
 
@@ -406,6 +436,16 @@ func (a *AdminCollector) collectRollup(ch chan<- prometheus.Metric, t *admin.Top
 	gauge(d.leo, float64(r.leo))
 	gauge(d.stalled, float64(r.stalled))
 	ch <- prometheus.MustNewConstMetric(d.regressions, prometheus.CounterValue, float64(r.regressions), t.Name)
+	if r.elrKnown {
+		gauge(d.elr, float64(r.elr))
+		gauge(d.lastKnownELR, float64(r.lastKnownELR))
+	}
+	if r.reassignKnown {
+		gauge(d.reassigning, float64(r.reassigning))
+		gauge(d.reassignAdding, float64(r.adding))
+		gauge(d.reassignRemoving, float64(r.removing))
+		gauge(d.urpByMove, float64(r.urpByMove))
+	}
 }
 
 func b2f(b bool) float64 {

@@ -44,6 +44,12 @@ const (
 	mLastRefresh   = "kafka_replication_last_refresh_timestamp_seconds"
 	mStallCause    = "kafka_replication_partition_high_watermark_stall_cause"
 	mResponsive    = "kafka_replication_broker_responsive"
+	mELR           = "kafka_replication_partition_eligible_leader_replicas"
+	mLastKnownELR  = "kafka_replication_partition_last_known_eligible_leader_replicas"
+	mReassigning   = "kafka_replication_partition_reassigning"
+	mAdding        = "kafka_replication_partition_reassignment_adding_replicas"
+	mRemoving      = "kafka_replication_partition_reassignment_removing_replicas"
+	mURPByMove     = "kafka_replication_partition_under_replicated_by_reassignment"
 )
 
 // goldenNames is every admin family except the refresh duration (wall time).
@@ -51,6 +57,7 @@ var goldenNames = []string{
 	mUp, mLastRefresh, mRequestErrors, mDisagreements, mTopicMinISR,
 	mReplicas, mISR, mMinISR, mUnderRepl, mUnderMinISR, mAtMinISR, mHeadroom,
 	mLeader, mEpoch, mHW, mLEO, mLag, mStalled, mStallCause, mLastAdvance, mRegressions, mResponsive,
+	mELR, mLastKnownELR, mReassigning, mAdding, mRemoving, mURPByMove,
 }
 
 var updateAdminGolden = flag.Bool("admin.update", false, "rewrite collector/fixtures/admin/*.prom from the current output")
@@ -178,5 +185,72 @@ kafka_replication_partition_log_end_offset{topic="orders"} 65
 	}
 	if problems, err := testutil.CollectAndLint(a); err != nil || len(problems) > 0 {
 		t.Errorf("want no lint problems, got %v %v", problems, err)
+	}
+}
+
+// TestAdminELRAndReassignment: the ELR and reassignment families per
+// partition and rolled up per topic, absent where the poller read nothing;
+// the adding and removing counts only while a reassignment runs.
+func TestAdminELRAndReassignment(t *testing.T) {
+	s := &admin.Snapshot{Topics: []admin.Topic{{Name: "old", Partitions: []admin.Partition{
+		// Nothing read: no ELR on the cluster, ListPartitionReassignments refused.
+		{Topic: "old", Partition: 0, Replicas: 3, ISR: 3},
+	}}, {Name: "orders", Partitions: []admin.Partition{
+		{Topic: "orders", Partition: 0, Replicas: 3, ISR: 1, ELRKnown: true, ELR: 2, ReassignmentKnown: true},
+		{Topic: "orders", Partition: 1, Replicas: 3, ISR: 2, ELRKnown: true, LastKnownELR: 1, ReassignmentKnown: true,
+			Reassigning: true, AddingReplicas: 1, RemovingReplicas: 1, UnderReplicatedByReassignment: true},
+	}}}}
+	names := []string{mELR, mLastKnownELR, mReassigning, mAdding, mRemoving, mURPByMove}
+	for _, tc := range []struct {
+		labels bool
+		want   string
+	}{{true, `
+# HELP kafka_replication_partition_eligible_leader_replicas Eligible leader replicas (KIP-966): replicas outside the ISR that the controller can still elect without losing committed records; absent where the cluster has no ELR.
+# TYPE kafka_replication_partition_eligible_leader_replicas gauge
+kafka_replication_partition_eligible_leader_replicas{partition="0",topic="orders"} 2
+kafka_replication_partition_eligible_leader_replicas{partition="1",topic="orders"} 0
+# HELP kafka_replication_partition_last_known_eligible_leader_replicas Last-known eligible leader replicas (KIP-966): replicas that were eligible until they stopped uncleanly, a recovery's last resort; absent where the cluster has no ELR.
+# TYPE kafka_replication_partition_last_known_eligible_leader_replicas gauge
+kafka_replication_partition_last_known_eligible_leader_replicas{partition="0",topic="orders"} 0
+kafka_replication_partition_last_known_eligible_leader_replicas{partition="1",topic="orders"} 1
+# HELP kafka_replication_partition_reassigning 1 while a reassignment of the partition is in progress (ListPartitionReassignments).
+# TYPE kafka_replication_partition_reassigning gauge
+kafka_replication_partition_reassigning{partition="0",topic="orders"} 0
+kafka_replication_partition_reassigning{partition="1",topic="orders"} 1
+# HELP kafka_replication_partition_reassignment_adding_replicas Replicas the partition's reassignment is adding, exported only while one is in progress.
+# TYPE kafka_replication_partition_reassignment_adding_replicas gauge
+kafka_replication_partition_reassignment_adding_replicas{partition="1",topic="orders"} 1
+# HELP kafka_replication_partition_reassignment_removing_replicas Replicas the partition's reassignment is removing, exported only while one is in progress.
+# TYPE kafka_replication_partition_reassignment_removing_replicas gauge
+kafka_replication_partition_reassignment_removing_replicas{partition="1",topic="orders"} 1
+# HELP kafka_replication_partition_under_replicated_by_reassignment 1 if the partition is under-replicated only because a reassignment is adding replicas: every replica missing from the ISR is being added.
+# TYPE kafka_replication_partition_under_replicated_by_reassignment gauge
+kafka_replication_partition_under_replicated_by_reassignment{partition="0",topic="orders"} 0
+kafka_replication_partition_under_replicated_by_reassignment{partition="1",topic="orders"} 1
+`}, {false, `
+# HELP kafka_replication_partition_eligible_leader_replicas Sum of eligible leader replicas (KIP-966, DescribeTopicPartitions). Per-topic rollup over the exported partitions (partition labels disabled).
+# TYPE kafka_replication_partition_eligible_leader_replicas gauge
+kafka_replication_partition_eligible_leader_replicas{topic="orders"} 2
+# HELP kafka_replication_partition_last_known_eligible_leader_replicas Sum of last-known eligible leader replicas (KIP-966, DescribeTopicPartitions). Per-topic rollup over the exported partitions (partition labels disabled).
+# TYPE kafka_replication_partition_last_known_eligible_leader_replicas gauge
+kafka_replication_partition_last_known_eligible_leader_replicas{topic="orders"} 1
+# HELP kafka_replication_partition_reassigning Number of partitions with a reassignment in progress (ListPartitionReassignments). Per-topic rollup over the exported partitions (partition labels disabled).
+# TYPE kafka_replication_partition_reassigning gauge
+kafka_replication_partition_reassigning{topic="orders"} 1
+# HELP kafka_replication_partition_reassignment_adding_replicas Sum of replicas that reassignments in progress are adding. Per-topic rollup over the exported partitions (partition labels disabled).
+# TYPE kafka_replication_partition_reassignment_adding_replicas gauge
+kafka_replication_partition_reassignment_adding_replicas{topic="orders"} 1
+# HELP kafka_replication_partition_reassignment_removing_replicas Sum of replicas that reassignments in progress are removing. Per-topic rollup over the exported partitions (partition labels disabled).
+# TYPE kafka_replication_partition_reassignment_removing_replicas gauge
+kafka_replication_partition_reassignment_removing_replicas{topic="orders"} 1
+# HELP kafka_replication_partition_under_replicated_by_reassignment Number of partitions whose only replicas missing from the ISR are being added by a reassignment. Per-topic rollup over the exported partitions (partition labels disabled).
+# TYPE kafka_replication_partition_under_replicated_by_reassignment gauge
+kafka_replication_partition_under_replicated_by_reassignment{topic="orders"} 1
+`}} {
+		a := NewAdminCollector(newSnapshotSource(s), tc.labels)
+		if err := testutil.CollectAndCompare(a, strings.NewReader(tc.want), names...); err != nil {
+			t.Errorf("partition labels %v: %v", tc.labels, err)
+		}
+		sameText(t, registryText(t, a), directText(t, []prometheus.Collector{a.SmallFamilies()}, a))
 	}
 }

@@ -32,6 +32,12 @@ const (
 	afStallCause
 	afLastAdvance
 	afRegressions
+	afELR
+	afLastKnownELR
+	afReassigning
+	afReassignAdding
+	afReassignRemoving
+	afURPByMove
 	numAdminFamilies
 )
 
@@ -42,6 +48,8 @@ func (d *adminDescs) family(i int) *prometheus.Desc {
 		afHeadroom: d.headroom, afLeader: d.leader, afLeaderEpoch: d.leaderEpoch,
 		afHW: d.hw, afLEO: d.leo, afLag: d.lag, afStalled: d.stalled, afStallCause: d.stallCause,
 		afLastAdvance: d.lastAdvance, afRegressions: d.regressions,
+		afELR: d.elr, afLastKnownELR: d.lastKnownELR, afReassigning: d.reassigning,
+		afReassignAdding: d.reassignAdding, afReassignRemoving: d.reassignRemoving, afURPByMove: d.urpByMove,
 	}[i]
 }
 
@@ -59,6 +67,10 @@ type topicRollup struct {
 	regressions                                    uint64
 	headroom                                       int
 	haveHeadroom, minISRKnown                      bool
+
+	elr, lastKnownELR                        int
+	reassigning, adding, removing, urpByMove int
+	elrKnown, reassignKnown                  bool
 }
 
 // partitionRow is what the families read of one partition, copied in series
@@ -70,6 +82,10 @@ type partitionRow struct {
 	replicas, isr, minISR, leader   int32
 	under, underMin, atMin, stalled bool
 	hwKnown, leoKnown               bool
+
+	elr, lastKnownELR, adding, removing int32
+	elrKnown, reassignKnown             bool
+	reassigning, urpByMove              bool
 }
 
 // stallRef is one stall cause series: the partition is ordered[at].
@@ -139,6 +155,9 @@ func (t *adminText) prepare() {
 				replicas: int32(p.Replicas), isr: int32(p.ISR), minISR: int32(p.MinISR), leader: p.Leader,
 				under: p.UnderReplicated(), underMin: p.UnderMinISR(), atMin: p.AtMinISR(), stalled: p.Stalled,
 				hwKnown: p.HWKnown, leoKnown: p.LEOKnown,
+				elr: p.ELR, lastKnownELR: p.LastKnownELR, elrKnown: p.ELRKnown,
+				adding: p.AddingReplicas, removing: p.RemovingReplicas, reassignKnown: p.ReassignmentKnown,
+				reassigning: p.Reassigning, urpByMove: p.UnderReplicatedByReassignment,
 			}
 			if p.Stalled {
 				t.stalls = append(t.stalls, stallRef{cause: p.StallCause.String(), at: int32(k)})
@@ -205,6 +224,18 @@ func rollupOf(t *admin.Topic) topicRollup {
 		r.regressions += p.Regressions
 		if p.MinISR > 0 && (!r.haveHeadroom || p.ISR-p.MinISR < r.headroom) {
 			r.headroom, r.haveHeadroom = p.ISR-p.MinISR, true
+		}
+		if p.ELRKnown {
+			r.elrKnown = true
+			r.elr += int(p.ELR)
+			r.lastKnownELR += int(p.LastKnownELR)
+		}
+		if p.ReassignmentKnown {
+			r.reassignKnown = true
+			r.reassigning += b2i(p.Reassigning)
+			r.adding += int(p.AddingReplicas)
+			r.removing += int(p.RemovingReplicas)
+			r.urpByMove += b2i(p.UnderReplicatedByReassignment)
 		}
 	}
 	return r
@@ -283,6 +314,30 @@ func (t *adminText) renderPartitions(w *textWriter, f *textFamily, fi int) {
 			}
 		case afRegressions:
 			w.sampleUint(f, lbl, p.regressions)
+		case afELR:
+			if p.elrKnown {
+				w.sampleInt(f, lbl, int64(p.elr))
+			}
+		case afLastKnownELR:
+			if p.elrKnown {
+				w.sampleInt(f, lbl, int64(p.lastKnownELR))
+			}
+		case afReassigning:
+			if p.reassignKnown {
+				w.sampleBool(f, lbl, p.reassigning)
+			}
+		case afReassignAdding:
+			if p.reassigning {
+				w.sampleInt(f, lbl, int64(p.adding))
+			}
+		case afReassignRemoving:
+			if p.reassigning {
+				w.sampleInt(f, lbl, int64(p.removing))
+			}
+		case afURPByMove:
+			if p.reassignKnown {
+				w.sampleBool(f, lbl, p.urpByMove)
+			}
 		}
 	}
 }
@@ -317,6 +372,30 @@ func (t *adminText) renderRollup(w *textWriter, f *textFamily, fi int) {
 			w.sampleInt(f, lbl, int64(r.stalled))
 		case afRegressions:
 			w.sampleUint(f, lbl, r.regressions)
+		case afELR:
+			if r.elrKnown {
+				w.sampleInt(f, lbl, int64(r.elr))
+			}
+		case afLastKnownELR:
+			if r.elrKnown {
+				w.sampleInt(f, lbl, int64(r.lastKnownELR))
+			}
+		case afReassigning:
+			if r.reassignKnown {
+				w.sampleInt(f, lbl, int64(r.reassigning))
+			}
+		case afReassignAdding:
+			if r.reassignKnown {
+				w.sampleInt(f, lbl, int64(r.adding))
+			}
+		case afReassignRemoving:
+			if r.reassignKnown {
+				w.sampleInt(f, lbl, int64(r.removing))
+			}
+		case afURPByMove:
+			if r.reassignKnown {
+				w.sampleInt(f, lbl, int64(r.urpByMove))
+			}
 		}
 	}
 }

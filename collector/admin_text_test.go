@@ -32,7 +32,8 @@ func (s *snapshotSource) set(snap *admin.Snapshot)  { s.snap.Store(snap) }
 // adminState renders a snapshot with the awkward cases: partition and
 // replica ids that sort differently as strings, a topic without
 // min.insync.replicas, offline partitions, missing HW and LEO answers,
-// followers without a LEO answer, HWs past 1e6, stalls and regressions.
+// followers without a LEO answer, HWs past 1e6, stalls and regressions,
+// partitions with and without ELR and reassignment readings.
 func adminState(t testing.TB, partitionLabels bool) *AdminCollector {
 	t.Helper()
 	const brokers = 12
@@ -75,6 +76,16 @@ func adminState(t testing.TB, partitionLabels bool) *AdminCollector {
 			}
 			if part.StallKnown() && n%4 == 1 {
 				part.Stalled, part.StallCause = true, admin.StallCause(1+n%3)
+			}
+			if n%3 != 0 { // ELR read; the others: not described
+				part.ELRKnown, part.ELR, part.LastKnownELR = true, int32(n%3), int32(n%2)
+			}
+			if n%7 != 0 { // reassignments read
+				part.ReassignmentKnown = true
+				if n%5 == 1 {
+					part.Reassigning, part.AddingReplicas, part.RemovingReplicas = true, 1, int32(n%2)
+					part.UnderReplicatedByReassignment = n%10 == 1
+				}
 			}
 			tp.Partitions = append(tp.Partitions, part)
 		}

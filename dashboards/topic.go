@@ -31,13 +31,15 @@ func Topic() *dashboard.DashboardBuilder {
 			IncludeVars(true).
 			KeepTime(true)).
 		WithPanel(partitionTable("Partitions",
-			"Current state of each partition. Min ISR is the effective value, min(min.insync.replicas, replication factor); LEO − HW is what consumers cannot read yet.",
+			"Current state of each partition. Min ISR is the effective value, min(min.insync.replicas, replication factor); ELR are the clean leader candidates outside the ISR (KIP-966, empty on 3.x); LEO − HW is what consumers cannot read yet.",
 			10, "partition",
 			column{"Leader", perPartition("kafka_replication_partition_leader")},
 			column{"Leader epoch", perPartition("kafka_replication_partition_leader_epoch")},
 			column{"Replicas", perPartition("kafka_replication_partition_replicas")},
 			column{"ISR", perPartition("kafka_replication_partition_in_sync_replicas")},
 			column{"Min ISR", perPartition("kafka_replication_partition_min_insync_replicas")},
+			column{"ELR", perPartition("kafka_replication_partition_eligible_leader_replicas")},
+			column{"Reassigning", perPartition("kafka_replication_partition_reassigning")},
 			column{"High watermark", perPartition("kafka_replication_partition_high_watermark")},
 			column{"Log end offset", perPartition("kafka_replication_partition_log_end_offset")},
 			column{"LEO − HW", fmt.Sprintf(`max by (partition) (kafka_replication_partition_log_end_offset{%[1]s} - kafka_replication_partition_high_watermark{%[1]s})`, partitionSel)},
@@ -56,6 +58,20 @@ func Topic() *dashboard.DashboardBuilder {
 			"Offsets each follower is behind the leader, per partition and replica.",
 			"short", 12, 8,
 			query(fmt.Sprintf(`max by (partition, replica) (kafka_replication_partition_replica_lag{%s})`, partitionSel), "p{{partition}} replica {{replica}}"),
+		)).
+		WithPanel(steps("ISR, ELR and last-known ELR",
+			"Clean leader candidates per partition: the ISR, and outside it the eligible leader replicas the controller keeps below min ISR (KIP-966). ISR 1 with ELR 0 leaves the leader as the only clean candidate; last-known ELR are replicas that stopped uncleanly. No ELR lines on Kafka 3.x or with ELR off.",
+			"short", 12, 8,
+			query(perPartition("kafka_replication_partition_in_sync_replicas"), "ISR p{{partition}}"),
+			query(perPartition("kafka_replication_partition_eligible_leader_replicas"), "ELR p{{partition}}"),
+			query(perPartition("kafka_replication_partition_last_known_eligible_leader_replicas"), "last-known ELR p{{partition}}"),
+		)).
+		WithPanel(steps("Reassignments",
+			"Replicas being added and removed per partition while a reassignment runs. Under-replicated only by replicas being added does not fire the under-replicated and at-min-ISR alerts.",
+			"short", 12, 8,
+			query(perPartition("kafka_replication_partition_reassignment_adding_replicas"), "adding p{{partition}}"),
+			query(perPartition("kafka_replication_partition_reassignment_removing_replicas"), "removing p{{partition}}"),
+			query(perPartition("kafka_replication_partition_under_replicated_by_reassignment"), "under-replicated by it p{{partition}}"),
 		)).
 		WithPanel(timeSeries("ISR shrinks and expands",
 			"ISR changes logged by the leaders of this topic; shrinks drawn below the axis.",

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -67,6 +68,25 @@ func fakeCluster(t *testing.T) string {
 				}
 				st.Partitions = append(st.Partitions, sp)
 			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	// payments/1 is moving off broker 2 (kfake never reassigns on its own),
+	// so the scrape has the reassignment families that exist only meanwhile.
+	c.ControlKey(int16(kmsg.ListPartitionReassignments), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		resp := kreq.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+		resp.Version = kreq.GetVersion()
+		for _, rt := range kreq.(*kmsg.ListPartitionReassignmentsRequest).Topics {
+			if rt.Topic != "payments" || !slices.Contains(rt.Partitions, 1) {
+				continue
+			}
+			st := kmsg.NewListPartitionReassignmentsResponseTopic()
+			st.Topic = rt.Topic
+			sp := kmsg.NewListPartitionReassignmentsResponseTopicPartition()
+			sp.Partition, sp.Replicas, sp.AddingReplicas, sp.RemovingReplicas = 1, []int32{0, 1, 2}, []int32{}, []int32{2}
+			st.Partitions = append(st.Partitions, sp)
 			resp.Topics = append(resp.Topics, st)
 		}
 		return resp, nil, true

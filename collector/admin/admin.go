@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin/elr"
 )
 
 // Poller polls the Kafka admin API in the background and keeps the last
@@ -23,6 +25,7 @@ type Poller struct {
 
 	// Owned by the refresh goroutine (Run, or a test calling refresh).
 	pool     *brokerPool
+	elr      *elr.Reader // nil: ELR is not read (elr_fetch.go)
 	tracker  *hwTracker
 	join     *sourceJoin
 	minISR   map[string]int // configured min.insync.replicas by topic, kept across refreshes
@@ -70,7 +73,7 @@ func New(cfg *Config, opts Options) *Poller {
 	if len(cfg.Servers) == 0 {
 		return p
 	}
-	sc, err := cfg.saramaConfig()
+	sc, ec, err := cfg.clientConfigs()
 	if err != nil {
 		// Validate would have said so; keep exporting up=0 rather than
 		// crash a sidecar whose log half still works.
@@ -78,6 +81,7 @@ func New(cfg *Config, opts Options) *Poller {
 		return p
 	}
 	p.pool = newBrokerPool(sc)
+	p.elr = newELRReader(ec, logger)
 	return p
 }
 
@@ -98,6 +102,7 @@ func (p *Poller) Run(ctx context.Context) {
 		return
 	}
 	defer p.pool.close()
+	defer p.closeELR()
 	level := newLogLevelRaise(p.cfg.PartitionLogLevel)
 	defer level.restore(p)
 

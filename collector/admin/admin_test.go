@@ -50,6 +50,9 @@ func newTestPoller(t testing.TB, servers []string, brokerID int32, scope string,
 	clock := &fakeClock{now: testEpoch}
 	p.now = clock.Now
 	t.Cleanup(p.pool.close)
+	if r := p.elr; r != nil {
+		t.Cleanup(r.Close) // not p.closeELR, which would keep p alive for the benchmarks' heap figures
+	}
 	return p, clock
 }
 
@@ -325,8 +328,10 @@ func TestPollerRequestsPerRefresh(t *testing.T) {
 		return got
 	}
 	one, many := counts(3), counts(200)
-	// 1 Metadata + 1 DescribeConfigs + per broker 1 HW + 1 LEO.
-	want := map[kmsg.Key]int{kmsg.Metadata: 1, kmsg.DescribeConfigs: 1, kmsg.ListOffsets: 6}
+	// 1 Metadata + 1 DescribeConfigs + per broker 1 HW + 1 LEO, 1 ListPartitionReassignments
+	// and 1 DescribeTopicPartitions page (ELR).
+	want := map[kmsg.Key]int{kmsg.Metadata: 1, kmsg.DescribeConfigs: 1, kmsg.ListOffsets: 6,
+		kmsg.ListPartitionReassignments: 1, kmsg.DescribeTopicPartitions: 1}
 	for k, n := range want {
 		if one[k] != n || many[k] != n {
 			t.Errorf("%s: want %d requests for 3 and 200 partitions, got %d and %d", k.Name(), n, one[k], many[k])
@@ -518,7 +523,8 @@ func TestPollerReadOnlyByDefault(t *testing.T) {
 	a.refresh()
 	for k := range f.RequestCounts() {
 		switch k {
-		case kmsg.Metadata, kmsg.DescribeConfigs, kmsg.ListOffsets, kmsg.ApiVersions:
+		case kmsg.Metadata, kmsg.DescribeConfigs, kmsg.ListOffsets, kmsg.ApiVersions,
+			kmsg.ListPartitionReassignments, kmsg.DescribeTopicPartitions:
 		default:
 			t.Errorf("want read-only requests, got %s", k.Name())
 		}

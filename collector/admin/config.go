@@ -12,6 +12,7 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin/elr"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/kafkanet"
 )
 
@@ -99,12 +100,56 @@ func (c *Config) Validate() error {
 	if len(c.Servers) == 0 {
 		return nil
 	}
-	_, err := c.saramaConfig()
+	_, _, err := c.clientConfigs()
 	return err
 }
 
-// saramaConfig builds the Kafka client configuration the flags describe.
-func (c *Config) saramaConfig() (*sarama.Config, error) {
+// clientConfigs builds both Kafka clients' configurations from one reading of
+// the flags and files: sarama's for most requests, and the ELR reader's
+// (franz-go, for DescribeTopicPartitions), so the two connect alike.
+func (c *Config) clientConfigs() (*sarama.Config, elr.Config, error) {
+	conn, err := c.connection()
+	if err != nil {
+		return nil, elr.Config{}, err
+	}
+	sc, err := c.saramaConfig(conn)
+	if err != nil {
+		return nil, elr.Config{}, err
+	}
+	ec := elr.Config{
+		Seeds:         c.Servers,
+		TLS:           conn.tls,
+		SASLMechanism: conn.saslMechanism,
+		User:          conn.user,
+		Password:      conn.password,
+		Timeout:       c.RequestTimeout,
+	}
+	return sc, ec, nil
+}
+
+// connection is how to reach the brokers, shared by both clients.
+type connection struct {
+	tls           *tls.Config // nil: plaintext
+	saslMechanism string      // "": no SASL
+	user          string
+	password      string
+}
+
+// connection checks the TLS and SASL flags and reads their files.
+func (c *Config) connection() (connection, error) {
+	var conn connection
+	var err error
+	if conn.tls, err = c.tlsConfig(); err != nil {
+		return connection{}, err
+	}
+	if err := c.checkSASL(&conn); err != nil {
+		return connection{}, err
+	}
+	return conn, nil
+}
+
+// saramaConfig builds the sarama client configuration the flags describe.
+func (c *Config) saramaConfig(conn connection) (*sarama.Config, error) {
 	for _, s := range c.Servers {
 		if !strings.Contains(s, ":") {
 			return nil, fmt.Errorf("--kafka.server %q: want host:port", s)
@@ -139,11 +184,25 @@ func (c *Config) saramaConfig() (*sarama.Config, error) {
 	sc.Metadata.RefreshFrequency = 0
 	sc.Admin.Timeout = c.RequestTimeout
 
-	if err := c.configureTLS(sc); err != nil {
-		return nil, err
+	if conn.tls != nil {
+		sc.Net.TLS.Enable = true
+		sc.Net.TLS.Config = conn.tls
 	}
-	if err := c.configureSASL(sc); err != nil {
-		return nil, err
+	if conn.saslMechanism != "" {
+		sc.Net.SASL.Enable = true
+		sc.Net.SASL.Handshake = true
+		sc.Net.SASL.User = conn.user
+		sc.Net.SASL.Password = conn.password
+		switch conn.saslMechanism {
+		case "plain":
+			sc.Net.SASL.Mechanism = sarama.SASLTypePlaintext
+		case "scram-sha-256":
+			sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
+			sc.Net.SASL.SCRAMClientGeneratorFunc = newSCRAMSHA256Client
+		case "scram-sha-512":
+			sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
+			sc.Net.SASL.SCRAMClientGeneratorFunc = newSCRAMSHA512Client
+		}
 	}
 	// sarama trusts the size prefix of a peer's first answer; the bounded
 	// dialer refuses an absurd one before anything is allocated.
@@ -156,15 +215,16 @@ func (c *Config) saramaConfig() (*sarama.Config, error) {
 	return sc, nil
 }
 
-func (c *Config) configureTLS(sc *sarama.Config) error {
+// tlsConfig is the TLS configuration the flags describe; nil for plaintext.
+func (c *Config) tlsConfig() (*tls.Config, error) {
 	if !c.TLSEnabled {
 		if c.TLSCAFile != "" || c.TLSCertFile != "" || c.TLSKeyFile != "" || c.TLSServerName != "" || c.TLSInsecureSkipVerify {
-			return errors.New("--kafka.tls.* options need --kafka.tls.enabled")
+			return nil, errors.New("--kafka.tls.* options need --kafka.tls.enabled")
 		}
-		return nil
+		return nil, nil
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
-		return errors.New("--kafka.tls.cert-file and --kafka.tls.key-file go together")
+		return nil, errors.New("--kafka.tls.cert-file and --kafka.tls.key-file go together")
 	}
 	tc := &tls.Config{
 		MinVersion:         tls.VersionTLS12,
@@ -174,32 +234,36 @@ func (c *Config) configureTLS(sc *sarama.Config) error {
 	if c.TLSCAFile != "" {
 		pem, err := os.ReadFile(c.TLSCAFile)
 		if err != nil {
-			return fmt.Errorf("--kafka.tls.ca-file: %w", err)
+			return nil, fmt.Errorf("--kafka.tls.ca-file: %w", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("--kafka.tls.ca-file %s: no PEM certificate found", c.TLSCAFile)
+			return nil, fmt.Errorf("--kafka.tls.ca-file %s: no PEM certificate found", c.TLSCAFile)
 		}
 		tc.RootCAs = pool
 	}
 	if c.TLSCertFile != "" {
 		cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
 		if err != nil {
-			return fmt.Errorf("--kafka.tls.cert-file/--kafka.tls.key-file: %w", err)
+			return nil, fmt.Errorf("--kafka.tls.cert-file/--kafka.tls.key-file: %w", err)
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
-	sc.Net.TLS.Enable = true
-	sc.Net.TLS.Config = tc
-	return nil
+	return tc, nil
 }
 
-func (c *Config) configureSASL(sc *sarama.Config) error {
+// checkSASL checks the SASL flags and reads the password into conn.
+func (c *Config) checkSASL(conn *connection) error {
 	if c.SASLMechanism == "" {
 		if c.SASLUsername != "" || c.SASLPasswordFile != "" {
 			return errors.New("--kafka.sasl.username/--kafka.sasl.password-file need --kafka.sasl.mechanism")
 		}
 		return nil
+	}
+	switch c.SASLMechanism {
+	case "plain", "scram-sha-256", "scram-sha-512":
+	default:
+		return fmt.Errorf("--kafka.sasl.mechanism %q: want plain, scram-sha-256 or scram-sha-512", c.SASLMechanism)
 	}
 	if c.SASLUsername == "" {
 		return fmt.Errorf("--kafka.sasl.mechanism %s needs --kafka.sasl.username", c.SASLMechanism)
@@ -208,22 +272,7 @@ func (c *Config) configureSASL(sc *sarama.Config) error {
 	if err != nil {
 		return err
 	}
-	sc.Net.SASL.Enable = true
-	sc.Net.SASL.Handshake = true
-	sc.Net.SASL.User = c.SASLUsername
-	sc.Net.SASL.Password = password
-	switch c.SASLMechanism {
-	case "plain":
-		sc.Net.SASL.Mechanism = sarama.SASLTypePlaintext
-	case "scram-sha-256":
-		sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
-		sc.Net.SASL.SCRAMClientGeneratorFunc = newSCRAMSHA256Client
-	case "scram-sha-512":
-		sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
-		sc.Net.SASL.SCRAMClientGeneratorFunc = newSCRAMSHA512Client
-	default:
-		return fmt.Errorf("--kafka.sasl.mechanism %q: want plain, scram-sha-256 or scram-sha-512", c.SASLMechanism)
-	}
+	conn.saslMechanism, conn.user, conn.password = c.SASLMechanism, c.SASLUsername, password
 	return nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/kafkanet"
 )
 
 // parseAdminFlags parses args with the SASL password variable set to
@@ -39,12 +41,42 @@ func TestAdminFlagDefaults(t *testing.T) {
 		cfg.StallThreshold != 2*time.Minute || cfg.PartitionLogLevel != "" {
 		t.Errorf("unexpected defaults: %+v", cfg)
 	}
-	sc, err := cfg.saramaConfig()
+	sc, ec, err := cfg.clientConfigs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sc.Net.ReadTimeout != 10*time.Second || sc.Net.DialTimeout != 10*time.Second {
 		t.Errorf("want request timeout applied to sarama, got dial %v read %v", sc.Net.DialTimeout, sc.Net.ReadTimeout)
+	}
+	if ec.Timeout != 10*time.Second || len(ec.Seeds) != 1 || ec.Seeds[0] != "localhost:9092" || ec.TLS != nil || ec.SASLMechanism != "" {
+		t.Errorf("want the ELR reader on the same seeds and timeout, plaintext, got %+v", ec)
+	}
+}
+
+// TestAdminClientsConnectAlike: TLS and SASL flags reach both the sarama
+// client and the ELR reader, from one reading of the password file.
+func TestAdminClientsConnectAlike(t *testing.T) {
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseAdminFlags(t, nil, "--kafka.server=k:9093", "--kafka.tls.enabled", "--kafka.tls.server-name=kafka.example",
+		"--kafka.sasl.mechanism=scram-sha-256", "--kafka.sasl.username=exporter", "--kafka.sasl.password-file="+pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, ec, err := cfg.clientConfigs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// sarama dials through kafkanet, which does the TLS handshake itself.
+	d, ok := sc.Net.Proxy.Dialer.(*kafkanet.Dialer)
+	if !ok || d.TLS != ec.TLS || ec.TLS.ServerName != "kafka.example" {
+		t.Errorf("want one TLS config for both clients, got sarama's dialer %+v and ELR %+v", sc.Net.Proxy.Dialer, ec.TLS)
+	}
+	if !sc.Net.SASL.Enable || sc.Net.SASL.User != "exporter" || sc.Net.SASL.Password != "s3cret" ||
+		ec.SASLMechanism != "scram-sha-256" || ec.User != "exporter" || ec.Password != "s3cret" {
+		t.Errorf("want the same SASL credentials for both clients, got sarama %+v and ELR %+v", sc.Net.SASL, ec)
 	}
 }
 

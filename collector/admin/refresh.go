@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin/elr"
 )
 
 // One refresh costs O(brokers) requests, never O(partitions):
@@ -20,6 +22,9 @@ import (
 //	≤1 ListOffsets LATEST per leader broker (HW of every partition it leads)
 //	≤1 ListOffsets LATEST with replica id -2 per replica broker (its LEO of
 //	   every exported partition it hosts)
+//	1 ListPartitionReassignments (the exported partitions, named)
+//	1 ApiVersions and 1 DescribeTopicPartitions per 2000 described partitions
+//	   (ELR of the exported topics; elr_fetch.go)
 //
 // HW is read for every partition, not only exported ones, so that the HW
 // history survives a leadership move: a regression is most likely exactly
@@ -62,6 +67,8 @@ type refreshPlan struct {
 	leoSlots     int // LEO answer slots of the exported partitions
 	exported     int
 	configTopics []string
+	controller   int32             // the controller Metadata named, for ListPartitionReassignments
+	outOfISR     map[int32][]int32 // replicas missing from the ISR of exported partitions, by parts index
 }
 
 // fetched is what the per-broker requests returned, by plan index rather
@@ -70,6 +77,9 @@ type fetched struct {
 	hwAt   []offsetAnswer // by plan.parts index
 	leoAt  []offsetAnswer // by LEO slot (plannedPartition.leoSlot)
 	minISR map[string]int // nil when DescribeConfigs failed
+
+	elr      *elr.Result   // nil: no ELR series this refresh (elr_fetch.go)
+	reassign reassignments // nil when ListPartitionReassignments failed
 }
 
 // refresh runs one poll cycle and publishes a new snapshot. It is only ever
@@ -274,6 +284,8 @@ func (a *Poller) plan(md *sarama.MetadataResponse) refreshPlan {
 		parts:       make([]plannedPartition, 0, total),
 		hwByBroker:  make(map[int32][]int32, len(a.brokers)),
 		leoByBroker: make(map[int32][]int32, len(a.brokers)),
+		controller:  md.ControllerID,
+		outOfISR:    make(map[int32][]int32),
 	}
 	perBroker := total/max(len(a.brokers), 1) + 1
 	for id := range a.brokers {
@@ -328,6 +340,9 @@ func (a *Poller) plan(md *sarama.MetadataResponse) refreshPlan {
 				p.exported++
 				pp.leoBase = int32(p.leoSlots)
 				p.leoSlots += len(pm.Replicas)
+				if missing := outOfISR(pm.Replicas, pm.Isr); missing != nil {
+					p.outOfISR[idx] = missing
+				}
 				if online {
 					for _, r := range pm.Replicas {
 						if _, live := a.brokers[r]; live && !slices.Contains(pm.OfflineReplicas, r) {
@@ -407,6 +422,12 @@ func (a *Poller) fetch(ctx context.Context, p *refreshPlan, configAddr string, a
 				}
 			}
 		})
+	}
+	// The ELR and reassignment reads run beside the others, bounded by
+	// the same deadline.
+	wg.Go(func() { got.elr = a.readELR(ctx, p, fail) })
+	if p.exported > 0 {
+		wg.Go(func() { got.reassign = a.readReassignments(ctx, p, configAddr, fail) })
 	}
 	if len(p.configTopics) > 0 {
 		wg.Go(func() {

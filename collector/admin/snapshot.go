@@ -16,6 +16,8 @@ const (
 	RequestListOffsets
 	RequestListOffsetsLEO
 	RequestAlterLogLevel
+	RequestDescribeTopicPartitions
+	RequestListPartitionReassignments
 	NumRequests
 )
 
@@ -25,6 +27,9 @@ var requestNames = [NumRequests]string{
 	RequestListOffsets:     "list_offsets",
 	RequestListOffsetsLEO:  "list_offsets_leo",
 	RequestAlterLogLevel:   "alter_log_level",
+
+	RequestDescribeTopicPartitions:    "describe_topic_partitions",
+	RequestListPartitionReassignments: "list_partition_reassignments",
 }
 
 func (r Request) String() string { return requestNames[r] }
@@ -129,6 +134,24 @@ type Partition struct {
 	StallCause StallCause // StallNone unless Stalled
 	// Lags are the followers that answered, in replica-list order.
 	Lags []ReplicaLag
+
+	// Sizes of the Eligible Leader Replicas (KIP-966: clean candidates
+	// outside the ISR) and of the last-known ELR (replicas that were
+	// eligible until they stopped uncleanly), valid when ELRKnown.
+	ELR, LastKnownELR int32
+	// Replicas the reassignment in progress adds and removes, valid when
+	// ReassignmentKnown.
+	AddingReplicas, RemovingReplicas int32
+	// ELRKnown is whether this refresh read the partition's ELR: false where
+	// the broker lacks DescribeTopicPartitions, the cluster has ELR off, or
+	// the read failed.
+	ELRKnown bool
+	// ReassignmentKnown is whether this refresh read the reassignments.
+	ReassignmentKnown bool
+	Reassigning       bool
+	// UnderReplicatedByReassignment: under-replicated, and every replica
+	// missing from the ISR is one the reassignment is adding.
+	UnderReplicatedByReassignment bool
 }
 
 // ReplicaLag is how far a follower's log end offset is behind the leader's.
@@ -268,6 +291,8 @@ func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
 		if hwKnown && hw.stalled {
 			s.Stalled, s.StallCause = true, a.stallCause(&s)
 		}
+		s.setELR(got.elr)
+		s.setReassignment(got.reassign, p.outOfISR[int32(i)])
 		ts.Partitions = append(ts.Partitions, s)
 	}
 

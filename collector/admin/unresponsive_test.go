@@ -233,7 +233,7 @@ func TestPoolTimedOutConnectionNotReused(t *testing.T) {
 	addr := f.C.ListenAddrs()[2]
 	cfg := &Config{Servers: []string{addr}, Version: "3.9.0", Scope: ScopeCluster,
 		RefreshInterval: time.Minute, RequestTimeout: 300 * time.Millisecond, StallThreshold: time.Minute}
-	sc, err := cfg.saramaConfig()
+	sc, err := cfg.saramaConfig(connection{})
 	if err != nil {
 		t.Fatal(err)
 	}

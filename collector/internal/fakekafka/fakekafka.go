@@ -3,7 +3,9 @@
 package fakekafka
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -39,6 +41,21 @@ type Kafka struct {
 	mdRewrite func(topic string, p *kmsg.MetadataResponseTopicPartition)
 	// offsets, when set, answers every ListOffsets LATEST.
 	offsets map[Key]*Offsets
+	// elr, when set, answers DescribeTopicPartitions (kfake has no ELR).
+	elr map[Key]ELR
+	// reassignments, when set, answers ListPartitionReassignments (kfake
+	// never has one in progress).
+	reassignments map[Key]Reassignment
+}
+
+// ELR is one partition's Eligible Leader Replicas and last-known ELR.
+type ELR struct {
+	ELR, LastKnown []int32
+}
+
+// Reassignment is one partition's reassignment in progress.
+type Reassignment struct {
+	Replicas, Adding, Removing []int32
 }
 
 // Offsets is one partition's answers: HW to consumers, LEO to replica id -2
@@ -59,6 +76,7 @@ func New(t testing.TB, opts ...kfake.Opt) *Kafka {
 	t.Cleanup(c.Close)
 	f := &Kafka{t: t, C: c, requests: make(map[kmsg.Key]int)}
 	f.install()
+	f.installCanned()
 	return f
 }
 
@@ -130,6 +148,98 @@ func (f *Kafka) install() {
 		}
 		return resp, nil, true
 	})
+}
+
+// installCanned answers DescribeTopicPartitions and ListPartitionReassignments
+// from the tables once a test sets them.
+func (f *Kafka) installCanned() {
+	c := f.C
+	c.ControlKey(int16(kmsg.DescribeTopicPartitions), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.elr == nil {
+			return nil, nil, false
+		}
+		f.requests[kmsg.DescribeTopicPartitions]++
+		req := kreq.(*kmsg.DescribeTopicPartitionsRequest)
+		resp := req.ResponseKind().(*kmsg.DescribeTopicPartitionsResponse)
+		resp.Version = req.Version
+		asked := func(topic string) bool {
+			return len(req.Topics) == 0 || slices.ContainsFunc(req.Topics, func(t kmsg.DescribeTopicPartitionsRequestTopic) bool { return t.Topic == topic })
+		}
+		keys := slices.SortedFunc(maps.Keys(f.elr), func(a, b Key) int {
+			return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+		})
+		for _, k := range keys {
+			if !asked(k.Topic) {
+				continue
+			}
+			if n := len(resp.Topics); n == 0 || *resp.Topics[n-1].Topic != k.Topic {
+				rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
+				rt.Topic = kmsg.StringPtr(k.Topic)
+				resp.Topics = append(resp.Topics, rt)
+			}
+			rp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
+			rp.Partition = k.Partition
+			// A real broker sends empty lists, never null ones.
+			rp.EligibleLeaderReplicas = append([]int32{}, f.elr[k].ELR...)
+			rp.LastKnownELR = append([]int32{}, f.elr[k].LastKnown...)
+			t := &resp.Topics[len(resp.Topics)-1]
+			t.Partitions = append(t.Partitions, rp)
+		}
+		return resp, nil, true
+	})
+	c.ControlKey(int16(kmsg.ListPartitionReassignments), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.reassignments == nil {
+			return nil, nil, false
+		}
+		f.requests[kmsg.ListPartitionReassignments]++
+		req := kreq.(*kmsg.ListPartitionReassignmentsRequest)
+		resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+		resp.Version = req.Version
+		// Like Kafka: only the named partitions that are being reassigned.
+		for _, rt := range req.Topics {
+			st := kmsg.NewListPartitionReassignmentsResponseTopic()
+			st.Topic = rt.Topic
+			for _, id := range rt.Partitions {
+				r, ok := f.reassignments[Key{rt.Topic, id}]
+				if !ok {
+					continue
+				}
+				sp := kmsg.NewListPartitionReassignmentsResponseTopicPartition()
+				sp.Partition = id
+				sp.Replicas, sp.AddingReplicas, sp.RemovingReplicas = r.Replicas, r.Adding, r.Removing
+				st.Partitions = append(st.Partitions, sp)
+			}
+			if len(st.Partitions) > 0 {
+				resp.Topics = append(resp.Topics, st)
+			}
+		}
+		return resp, nil, true
+	})
+}
+
+// SetELR makes every DescribeTopicPartitions answer the table's partitions
+// of the topics asked for; list every partition of a topic, empty ones too.
+func (f *Kafka) SetELR(elr map[Key]ELR) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.elr = elr
+}
+
+// SetReassignments makes every ListPartitionReassignments answer from the
+// table; an empty table means none in progress.
+func (f *Kafka) SetReassignments(rs map[Key]Reassignment) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if rs == nil {
+		rs = map[Key]Reassignment{}
+	}
+	f.reassignments = rs
 }
 
 // RewriteMetadata freezes the current real Metadata and from now on answers

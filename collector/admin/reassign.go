@@ -1,0 +1,121 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/IBM/sarama"
+)
+
+// A partition reassignment (KIP-455: Cruise Control, kafka-reassign-partitions)
+// adds the target replicas to the replica set and keeps them out of the ISR
+// until they have caught up, so the partition is under-replicated by design.
+// The poller reads ListPartitionReassignments every refresh so that the
+// alerts can tell that apart from a replica that fell out.
+
+// reassignment is one partition's reassignment in progress.
+type reassignment struct {
+	adding, removing []int32
+}
+
+// reassignments are the exported partitions being reassigned; nil when the
+// refresh could not read them, empty when none is.
+type reassignments map[partitionKey]reassignment
+
+// outOfISR returns the replicas missing from the ISR, nil when none is.
+func outOfISR(replicas, isr []int32) []int32 {
+	var out []int32
+	for _, r := range replicas {
+		if !slices.Contains(isr, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// readReassignments lists the reassignments of the exported partitions. A
+// KRaft broker forwards the request to the active controller, so the
+// sidecar's own broker answers it; a ZooKeeper-mode broker answers
+// NOT_CONTROLLER unless it is the controller, which then gets asked.
+func (a *Poller) readReassignments(ctx context.Context, p *refreshPlan, addr string, fail func(Request, int32, error)) reassignments {
+	rs, err := a.pool.listReassignments(ctx, addr, p.parts)
+	if errors.Is(err, sarama.ErrNotController) {
+		if ctrl, ok := a.brokers[p.controller]; ok && ctrl != addr {
+			rs, err = a.pool.listReassignments(ctx, ctrl, p.parts)
+		}
+	}
+	if err != nil {
+		fail(RequestListPartitionReassignments, -1, err)
+		return nil
+	}
+	return rs
+}
+
+// listReassignments sends one ListPartitionReassignments for the exported
+// partitions of parts. sarama cannot send the null topic list that means
+// "every reassignment", so the partitions are named; the answer lists only
+// those being reassigned.
+func (p *brokerPool) listReassignments(ctx context.Context, addr string, parts []plannedPartition) (reassignments, error) {
+	req := &sarama.ListPartitionReassignmentsRequest{TimeoutMs: int32(p.conf.Admin.Timeout.Milliseconds())}
+	// parts lists each topic's partitions together, so one pass groups them.
+	var ids []int32
+	for i := range parts {
+		pp := &parts[i]
+		if pp.export {
+			ids = append(ids, pp.key.partition)
+		}
+		if len(ids) > 0 && (i+1 == len(parts) || parts[i+1].key.topic != pp.key.topic) {
+			req.AddBlock(pp.key.topic, ids)
+			ids = nil
+		}
+	}
+	resp, err := call(ctx, p, addr, func(b *sarama.Broker) (*sarama.ListPartitionReassignmentsResponse, error) {
+		return b.ListPartitionReassignments(req)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list partition reassignments from %s: %w", addr, err)
+	}
+	if resp.ErrorCode != sarama.ErrNoError {
+		return nil, fmt.Errorf("list partition reassignments from %s: %w", addr, resp.ErrorCode)
+	}
+	out := make(reassignments)
+	for topic, byPartition := range resp.TopicStatus {
+		for id, st := range byPartition {
+			if st == nil {
+				continue
+			}
+			out[partitionKey{topic, id}] = reassignment{adding: st.AddingReplicas, removing: st.RemovingReplicas}
+		}
+	}
+	return out, nil
+}
+
+// setReassignment copies a partition's reassignment state from the refresh's
+// read, if it read one, and decides whether the reassignment explains the
+// under-replication: every replica missing from the ISR is one being added.
+// missing are the replicas Metadata left out of the ISR; when the exported
+// ISR (joined with the log view) is smaller still, a replica Metadata does not
+// name is missing too, and the verdict is no.
+func (s *Partition) setReassignment(rs reassignments, missing []int32) {
+	if rs == nil {
+		return
+	}
+	s.ReassignmentKnown = true
+	r, ok := rs[partitionKey{s.Topic, s.Partition}]
+	if !ok {
+		return
+	}
+	s.Reassigning = true
+	s.AddingReplicas, s.RemovingReplicas = int32(len(r.adding)), int32(len(r.removing))
+	if !s.UnderReplicated() || len(missing) != s.Replicas-s.ISR {
+		return
+	}
+	for _, m := range missing {
+		if !slices.Contains(r.adding, m) {
+			return
+		}
+	}
+	s.UnderReplicatedByReassignment = true
+}
