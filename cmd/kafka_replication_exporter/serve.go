@@ -264,11 +264,16 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 	if adminMode {
 		sc.admin = admin.New(s.admin, admin.Options{
 			TopicFilter: filter,
-			// Deleted topics: their log-derived series disappear with them.
-			OnTopics: func(exists map[string]struct{}) {
-				sc.store.Retain(func(topic string) bool { _, ok := exists[topic]; return ok }, nil)
+			// Deleted topics and replicas moved away: their log-derived
+			// series disappear with them.
+			OnMetadata: func(exists func(string) bool, hosted func(string, int32) bool) {
+				var isHosted func(logstate.PartitionKey) bool
+				if hosted != nil {
+					isHosted = func(k logstate.PartitionKey) bool { return hosted(k.Topic, k.Partition) }
+				}
+				sc.store.Retain(exists, isHosted)
 			},
-			LogView: sc.store,
+			LogView: sc.logView(),
 			Logger:  logger.With("component", "admin"),
 		})
 		adminc := collector.NewAdminCollector(sc.admin, *s.partitionLabels)
@@ -279,6 +284,15 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 		sc.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	return sc, nil
+}
+
+// logView is the log state the admin half joins with, nil when no log
+// file is followed (admin-only mode: there is no log view to join).
+func (sc *sidecar) logView() admin.LogView {
+	if len(sc.files) == 0 {
+		return nil
+	}
+	return sc.store
 }
 
 func (sc *sidecar) start(ctx context.Context, wg *sync.WaitGroup) {

@@ -41,10 +41,12 @@ type Poller struct {
 type Options struct {
 	// TopicFilter selects the topics whose partitions are exported; nil = every topic.
 	TopicFilter func(topic string) bool
-	// OnTopics, when set, is called after every successful metadata refresh
-	// with the names of all topics that exist, so that the log-derived state
-	// of deleted topics (and with it their series) can be dropped.
-	OnTopics func(exists map[string]struct{})
+	// OnMetadata, when set, is called after every successful metadata
+	// refresh with what exists and what this sidecar's broker hosts, so that
+	// the log-derived state of deleted topics and of replicas moved away
+	// (and with it their series) can be dropped. hosted is nil while this
+	// sidecar's broker id is unknown.
+	OnMetadata func(exists func(topic string) bool, hosted func(topic string, partition int32) bool)
 	// LogView is this broker's log-derived state, joined with Metadata; nil = admin API only.
 	LogView LogView
 	// Logger defaults to slog.Default().

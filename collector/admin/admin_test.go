@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -295,17 +296,47 @@ func TestPollerTopicFilter(t *testing.T) {
 	var exists []string
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{
 		TopicFilter: func(topic string) bool { return topic != "ignored" },
-		OnTopics: func(m map[string]struct{}) {
+		OnMetadata: func(exist func(string) bool, _ func(string, int32) bool) {
 			exists = exists[:0]
-			for t := range m {
-				exists = append(exists, t)
+			for _, t := range []string{"orders", "ignored", "never"} {
+				if exist(t) {
+					exists = append(exists, t)
+				}
 			}
 		},
 	}, nil)
 	a.refresh()
 	expect(t, "exported", table(a.Snapshot(), func(p *Partition) any { return p.Leader }), "orders/0=0")
 	if len(exists) != 2 {
-		t.Errorf("want OnTopics told of both topics, filtered or not, got %v", exists)
+		t.Errorf("want OnMetadata told of both topics, filtered or not, got %v", exists)
+	}
+}
+
+// TestPollerTellsTheLogView: in leader scope the log view gets the Metadata
+// ISR of the partitions this broker leads (and only those), and OnMetadata
+// the partitions it hosts.
+func TestPollerTellsTheLogView(t *testing.T) {
+	f := fakekafka.New(t)
+	f.CreateTopic("orders", nil, 0, 1, 2, 1)
+	view := fakeLogView{}
+	var hostedOrders1 bool
+	a, _ := newTestPoller(t, f.C.ListenAddrs()[1:2], 1, ScopeLeader, Options{
+		LogView: view,
+		OnMetadata: func(_ func(string) bool, hosted func(string, int32) bool) {
+			hostedOrders1 = hosted != nil && hosted("orders", 1) && !hosted("orders", 9)
+		},
+	}, nil)
+	a.refresh()
+	var observed []string
+	for k, e := range view {
+		observed = append(observed, fmt.Sprintf("%s/%d=%d", k.topic, k.partition, e.observed))
+	}
+	slices.Sort(observed)
+	if want := "orders/1=3 orders/3=3"; strings.Join(observed, " ") != want {
+		t.Errorf("want ObserveISR for the led partitions %s, got %v", want, observed)
+	}
+	if !hostedOrders1 {
+		t.Error("want OnMetadata to say broker 1 hosts orders/1 and not orders/9")
 	}
 }
 
@@ -537,6 +568,7 @@ type logViewEntry struct {
 	epoch         int64
 	epochAt       time.Time
 	pendingShrink bool
+	observed      int // the last ObserveISR size
 }
 
 type fakeLogView map[partitionKey]logViewEntry
@@ -548,6 +580,14 @@ func (v fakeLogView) LogPartitionState(topic string, partition int32) (int, time
 
 func (v fakeLogView) PendingISRShrink(topic string, partition int32) bool {
 	return v[partitionKey{topic, partition}].pendingShrink
+}
+
+// ObserveISR records the last Metadata ISR handed over, as observed.
+func (v fakeLogView) ObserveISR(topic string, partition int32, size int) {
+	k := partitionKey{topic, partition}
+	e := v[k]
+	e.observed = size
+	v[k] = e
 }
 
 // freePorts reserves n loopback ports and releases them for the caller.

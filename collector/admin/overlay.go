@@ -16,6 +16,10 @@ type LogView interface {
 	// leader, logged an ISR shrink that the metadata does not show yet (the
 	// controller has not committed it); false when the logs cannot tell.
 	PendingISRShrink(topic string, partition int32) bool
+	// ObserveISR hands over the ISR size Metadata reported for a partition
+	// this sidecar exports, so that ISR changes the broker's log never
+	// shows (a follower fenced by the controller) are counted too.
+	ObserveISR(topic string, partition int32, size int)
 }
 
 // sourceJoin merges the admin view of a partition with the log view: for the
@@ -59,6 +63,13 @@ func (j *sourceJoin) join(k partitionKey, adminISR int, adminEpoch int64, adminA
 	isr := j.pick(k, FieldISR, int64(adminISR), adminAt, int64(logISR), isrAt, count)
 	epoch := j.pick(k, FieldLeaderEpoch, adminEpoch, adminAt, logEpoch, epochAt, count)
 	return int(isr), epoch
+}
+
+// observeISR tells the log view the Metadata ISR of an exported partition.
+func (j *sourceJoin) observeISR(k partitionKey, size int) {
+	if j.view != nil {
+		j.view.ObserveISR(k.topic, k.partition, size)
+	}
 }
 
 // pendingShrink asks the log view about a shrink the metadata does not

@@ -104,20 +104,14 @@ func (a *Poller) refresh() {
 		return
 	}
 	mdAt := a.now()
-	if a.opts.OnTopics != nil {
-		exists := make(map[string]struct{}, len(md.Topics))
-		for _, t := range md.Topics {
-			if t.Err == sarama.ErrNoError {
-				exists[t.Name] = struct{}{}
-			}
-		}
-		a.opts.OnTopics(exists)
-	}
 	a.brokers = make(map[int32]string, len(md.Brokers))
 	for _, b := range md.Brokers {
 		a.brokers[b.ID()] = b.Addr()
 	}
 	a.detectBrokerID()
+	if a.opts.OnMetadata != nil {
+		a.reportMetadata(md)
+	}
 
 	plan := a.plan(md)
 	got := a.fetch(ctx, &plan, mdAddr, asked)
@@ -147,6 +141,35 @@ func (a *Poller) refreshBudget() time.Duration {
 // is stale while other sidecars export the same partitions afresh.
 func (a *Poller) staleAfter() time.Duration {
 	return max(3*a.cfg.RefreshInterval, 30*time.Second)
+}
+
+// reportMetadata tells OnMetadata which topics exist and which partitions
+// this sidecar's broker hosts (is a replica of).
+func (a *Poller) reportMetadata(md *sarama.MetadataResponse) {
+	exists := make(map[string]struct{}, len(md.Topics))
+	var hosted map[partitionKey]struct{}
+	if a.brokerID >= 0 {
+		hosted = make(map[partitionKey]struct{})
+	}
+	for _, t := range md.Topics {
+		if t == nil || t.Err != sarama.ErrNoError {
+			continue
+		}
+		exists[t.Name] = struct{}{}
+		for _, pm := range t.Partitions {
+			if pm != nil && hosted != nil && slices.Contains(pm.Replicas, a.brokerID) {
+				hosted[partitionKey{t.Name, pm.ID}] = struct{}{}
+			}
+		}
+	}
+	var hostedFn func(string, int32) bool
+	if hosted != nil {
+		hostedFn = func(topic string, partition int32) bool {
+			_, ok := hosted[partitionKey{topic, partition}]
+			return ok
+		}
+	}
+	a.opts.OnMetadata(func(topic string) bool { _, ok := exists[topic]; return ok }, hostedFn)
 }
 
 // publishFailure reports a refresh without metadata. The last partition

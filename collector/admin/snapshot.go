@@ -250,6 +250,11 @@ func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
 		}
 
 		ts := &snap.Topics[topicOf[pp.key.topic]]
+		if a.cfg.Scope == ScopeLeader {
+			// The partitions this broker leads: its log is the one that
+			// would have shown their ISR changes.
+			a.join.observeISR(pp.key, int(pp.isr))
+		}
 		isr, epoch := a.join.join(pp.key, int(pp.isr), int64(pp.epoch), mdAt, count)
 		s := Partition{
 			Topic:       pp.key.topic,
