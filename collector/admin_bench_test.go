@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/expfmt"
-
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 )
 
@@ -43,92 +40,25 @@ func snapshot100k() *admin.Snapshot {
 	return s
 }
 
-func BenchmarkAdminCollect100k(b *testing.B) {
-	a := NewAdminCollector(newSnapshotSource(snapshot100k()), true)
-	cpu := cpuTime()
-	b.ResetTimer()
-	var n int
-	for b.Loop() {
-		ch := make(chan prometheus.Metric, 4096)
-		done := make(chan int)
-		go func() {
-			k := 0
-			for range ch {
-				k++
-			}
-			done <- k
-		}()
-		a.Collect(ch)
-		close(ch)
-		n = <-done
-	}
-	b.StopTimer()
-	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
-	b.ReportMetric(float64(n), "series")
-}
-
-// BenchmarkAdminGather100k is a whole scrape minus HTTP: the registry's
-// Gather (consistency checks, sorting) on top of Collect.
-func BenchmarkAdminGather100k(b *testing.B) {
-	a := NewAdminCollector(newSnapshotSource(snapshot100k()), true)
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(a)
-	cpu := cpuTime()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := reg.Gather(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
-}
-
 // BenchmarkAdminScrape100k is a whole scrape of 100k partitions (~1.6M
-// series) minus HTTP: registry is the old path (Gather, then expfmt's text
-// encoder), direct the one serve uses (the small families through the
-// registry, the per-partition ones by WriteText). The output goes to
-// io.Discard: gzip and the network come on top of either.
+// series) minus HTTP, per partition (the default) and rolled up per topic.
+// The output goes to io.Discard: gzip and the network come on top.
 func BenchmarkAdminScrape100k(b *testing.B) {
-	a := NewAdminCollector(newSnapshotSource(snapshot100k()), true)
-	run := func(b *testing.B, scrape func() error) {
-		b.ReportAllocs()
-		cpu := cpuTime()
-		for b.Loop() {
-			if err := scrape(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
-	}
-	b.Run("registry", func(b *testing.B) {
-		reg := prometheus.NewRegistry()
-		reg.MustRegister(a)
-		run(b, func() error {
-			mfs, err := reg.Gather()
-			if err != nil {
-				return err
-			}
-			enc := expfmt.NewEncoder(io.Discard, expfmt.NewFormat(expfmt.TypeTextPlain))
-			for _, mf := range mfs {
-				if err := enc.Encode(mf); err != nil {
-					return err
+	src := newSnapshotSource(snapshot100k())
+	for _, labels := range []bool{true, false} {
+		name := map[bool]string{true: "partitions", false: "rollup"}[labels]
+		b.Run(name, func(b *testing.B) {
+			tables := TableSource(NewAdminMetrics(src, labels).Tables)
+			b.ReportAllocs()
+			cpu := cpuTime()
+			for b.Loop() {
+				if err := WriteText(io.Discard, nil, nil, tables); err != nil {
+					b.Fatal(err)
 				}
 			}
-			return nil
+			b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 		})
-	})
-	b.Run("direct", func(b *testing.B) {
-		reg := prometheus.NewRegistry()
-		reg.MustRegister(a.SmallFamilies())
-		run(b, func() error {
-			mfs, err := reg.Gather()
-			if err != nil {
-				return err
-			}
-			return WriteText(io.Discard, mfs, nil, a)
-		})
-	})
+	}
 }
 
 // cpuTime is the process's user+system CPU time. The machine is shared, so

@@ -14,7 +14,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
@@ -102,20 +104,27 @@ func refreshedOnce(t *testing.T, servers []string, opts admin.Options) *snapshot
 	return newSnapshotSource(&s)
 }
 
-// writeGolden renders the named families of c in the text exposition format.
-func writeGolden(t *testing.T, c prometheus.Collector, path string, names []string) {
-	t.Helper()
-	var buf bytes.Buffer
-	for _, mf := range gather(t, c) {
-		if slices.Contains(names, mf.GetName()) {
-			if _, err := expfmt.MetricFamilyToText(&buf, mf); err != nil {
-				t.Fatal(err)
-			}
+// adminSource renders src as /metrics does.
+func adminSource(src AdminSnapshots, partitionLabels bool) TableSource {
+	return TableSource(NewAdminMetrics(src, partitionLabels).Tables)
+}
+
+// textGatherer gathers what WriteText writes for src, parsed back by expfmt,
+// so that testutil compares and lints the text /metrics serves.
+func textGatherer(t testing.TB, src TableSource) prometheus.Gatherer {
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		byName, err := parser.TextToMetricFamilies(strings.NewReader(scrapeText(t, src)))
+		if err != nil {
+			return nil, err
 		}
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+		mfs := make([]*dto.MetricFamily, 0, len(byName))
+		for _, mf := range byName {
+			mfs = append(mfs, mf)
+		}
+		slices.SortFunc(mfs, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
+		return mfs, nil
+	})
 }
 
 // TestAdminGolden: a healthy RF3 topic with min ISR 2 and a topic on the
@@ -129,20 +138,31 @@ func TestAdminGolden(t *testing.T) {
 	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 1}, fakekafka.Offsets{HW: 40, LEO: 45, ReplicaLEO: map[int32]int64{2: 42, 0: 45}})
 	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 2}, fakekafka.Offsets{HW: 0, LEO: 0})
 	f.SetOffsets(fakekafka.Key{Topic: "audit", Partition: 0}, fakekafka.Offsets{HW: 7, LEO: 7})
-	a := NewAdminCollector(refreshedOnce(t, f.C.ListenAddrs(), admin.Options{}), true)
+	a := adminSource(refreshedOnce(t, f.C.ListenAddrs(), admin.Options{}), true)
 
 	const golden = "fixtures/admin/healthy.prom"
+	var b bytes.Buffer
+	if err := WriteText(&b, nil, func(name string) bool { return slices.Contains(goldenNames, name) }, a); err != nil {
+		t.Fatal(err)
+	}
 	if *updateAdminGolden {
-		writeGolden(t, a, golden, goldenNames)
+		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := testutil.CollectAndCompare(a, bytes.NewReader(want), goldenNames...); err != nil {
-		t.Error(err)
+	if got, want := strings.Split(b.String(), "\n"), strings.Split(string(want), "\n"); !slices.Equal(got, want) {
+		for i := range min(len(got), len(want)) {
+			if got[i] != want[i] {
+				t.Fatalf("scrape differs from %s at line %d (rerun with -admin.update and review the diff):\nwant %s\ngot  %s", golden, i+1, want[i], got[i])
+			}
+		}
+		t.Fatalf("scrape differs from %s in length: want %d lines, got %d", golden, len(want), len(got))
 	}
-	if problems, err := testutil.CollectAndLint(a); err != nil || len(problems) > 0 {
+	if problems, err := testutil.GatherAndLint(textGatherer(t, a)); err != nil || len(problems) > 0 {
 		t.Errorf("want no lint problems, got %v %v", problems, err)
 	}
 }
@@ -162,28 +182,28 @@ func TestAdminRollup(t *testing.T) {
 	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 1}, fakekafka.Offsets{HW: 20, LEO: 25})
 	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 2}, fakekafka.Offsets{HW: 30, LEO: 30})
 	src := refreshedOnce(t, f.C.ListenAddrs(), admin.Options{TopicFilter: func(topic string) bool { return topic != "ignored" }})
-	a := NewAdminCollector(src, false)
-	err := testutil.CollectAndCompare(a, strings.NewReader(`
-# HELP kafka_replication_partition_in_sync_replicas Sum of in-sync replicas (Metadata joined with this broker's logs: the fresher wins). Per-topic rollup over the exported partitions (partition labels disabled).
+	a := adminSource(src, false)
+	err := testutil.GatherAndCompare(textGatherer(t, a), strings.NewReader(`
+# HELP kafka_replication_partition_in_sync_replicas Sum of in-sync replicas over the topic's exported partitions (Metadata joined with this broker's logs).
 # TYPE kafka_replication_partition_in_sync_replicas gauge
 kafka_replication_partition_in_sync_replicas{topic="orders"} 7
-# HELP kafka_replication_partition_under_min_isr Number of partitions with ISR below the effective min.insync.replicas (min(config, RF)). Per-topic rollup over the exported partitions (partition labels disabled).
+# HELP kafka_replication_partition_under_min_isr Number of the topic's exported partitions with ISR below the effective min.insync.replicas.
 # TYPE kafka_replication_partition_under_min_isr gauge
 kafka_replication_partition_under_min_isr{topic="orders"} 1
-# HELP kafka_replication_partition_isr_headroom Smallest ISR minus effective min.insync.replicas among partitions. Per-topic rollup over the exported partitions (partition labels disabled).
+# HELP kafka_replication_partition_isr_headroom Smallest ISR minus effective min.insync.replicas among the topic's exported partitions.
 # TYPE kafka_replication_partition_isr_headroom gauge
 kafka_replication_partition_isr_headroom{topic="orders"} -1
-# HELP kafka_replication_partition_high_watermark Sum of high watermarks (ListOffsets LATEST, read_uncommitted, sent to the leader) of the partitions whose leader answered. Per-topic rollup over the exported partitions (partition labels disabled).
+# HELP kafka_replication_partition_high_watermark Sum of high watermarks over the topic's exported partitions whose leader answered.
 # TYPE kafka_replication_partition_high_watermark gauge
 kafka_replication_partition_high_watermark{topic="orders"} 60
-# HELP kafka_replication_partition_log_end_offset Sum of leader log end offsets (ListOffsets LATEST with replica id -2, sent to the leader) of the partitions whose leader answered. Per-topic rollup over the exported partitions (partition labels disabled).
+# HELP kafka_replication_partition_log_end_offset Sum of leader log end offsets over the topic's exported partitions whose leader answered.
 # TYPE kafka_replication_partition_log_end_offset gauge
 kafka_replication_partition_log_end_offset{topic="orders"} 65
 `), mISR, mUnderMinISR, mHeadroom, mHW, mLEO, mLeader, mLag)
 	if err != nil {
 		t.Error(err)
 	}
-	if problems, err := testutil.CollectAndLint(a); err != nil || len(problems) > 0 {
+	if problems, err := testutil.GatherAndLint(textGatherer(t, a)); err != nil || len(problems) > 0 {
 		t.Errorf("want no lint problems, got %v %v", problems, err)
 	}
 }
@@ -205,11 +225,11 @@ func TestAdminELRAndReassignment(t *testing.T) {
 		labels bool
 		want   string
 	}{{true, `
-# HELP kafka_replication_partition_eligible_leader_replicas Eligible leader replicas (KIP-966): replicas outside the ISR that the controller can still elect without losing committed records; absent where the cluster has no ELR.
+# HELP kafka_replication_partition_eligible_leader_replicas Eligible leader replicas of the partition (KIP-966, DescribeTopicPartitions).
 # TYPE kafka_replication_partition_eligible_leader_replicas gauge
 kafka_replication_partition_eligible_leader_replicas{partition="0",topic="orders"} 2
 kafka_replication_partition_eligible_leader_replicas{partition="1",topic="orders"} 0
-# HELP kafka_replication_partition_last_known_eligible_leader_replicas Last-known eligible leader replicas (KIP-966): replicas that were eligible until they stopped uncleanly, a recovery's last resort; absent where the cluster has no ELR.
+# HELP kafka_replication_partition_last_known_eligible_leader_replicas Last-known eligible leader replicas of the partition (KIP-966, DescribeTopicPartitions).
 # TYPE kafka_replication_partition_last_known_eligible_leader_replicas gauge
 kafka_replication_partition_last_known_eligible_leader_replicas{partition="0",topic="orders"} 0
 kafka_replication_partition_last_known_eligible_leader_replicas{partition="1",topic="orders"} 1
@@ -223,34 +243,33 @@ kafka_replication_partition_reassignment_adding_replicas{partition="1",topic="or
 # HELP kafka_replication_partition_reassignment_removing_replicas Replicas the partition's reassignment is removing, exported only while one is in progress.
 # TYPE kafka_replication_partition_reassignment_removing_replicas gauge
 kafka_replication_partition_reassignment_removing_replicas{partition="1",topic="orders"} 1
-# HELP kafka_replication_partition_under_replicated_by_reassignment 1 if the partition is under-replicated only because a reassignment is adding replicas: every replica missing from the ISR is being added.
+# HELP kafka_replication_partition_under_replicated_by_reassignment 1 if every replica missing from the partition's ISR is being added by a reassignment.
 # TYPE kafka_replication_partition_under_replicated_by_reassignment gauge
 kafka_replication_partition_under_replicated_by_reassignment{partition="0",topic="orders"} 0
 kafka_replication_partition_under_replicated_by_reassignment{partition="1",topic="orders"} 1
 `}, {false, `
-# HELP kafka_replication_partition_eligible_leader_replicas Sum of eligible leader replicas (KIP-966, DescribeTopicPartitions). Per-topic rollup over the exported partitions (partition labels disabled).
+# HELP kafka_replication_partition_eligible_leader_replicas Sum of eligible leader replicas over the topic's exported partitions (KIP-966).
 # TYPE kafka_replication_partition_eligible_leader_replicas gauge
 kafka_replication_partition_eligible_leader_replicas{topic="orders"} 2
-# HELP kafka_replication_partition_last_known_eligible_leader_replicas Sum of last-known eligible leader replicas (KIP-966, DescribeTopicPartitions). Per-topic rollup over the exported partitions (partition labels disabled).
+# HELP kafka_replication_partition_last_known_eligible_leader_replicas Sum of last-known eligible leader replicas over the topic's exported partitions (KIP-966).
 # TYPE kafka_replication_partition_last_known_eligible_leader_replicas gauge
 kafka_replication_partition_last_known_eligible_leader_replicas{topic="orders"} 1
-# HELP kafka_replication_partition_reassigning Number of partitions with a reassignment in progress (ListPartitionReassignments). Per-topic rollup over the exported partitions (partition labels disabled).
+# HELP kafka_replication_partition_reassigning Number of the topic's exported partitions with a reassignment in progress.
 # TYPE kafka_replication_partition_reassigning gauge
 kafka_replication_partition_reassigning{topic="orders"} 1
-# HELP kafka_replication_partition_reassignment_adding_replicas Sum of replicas that reassignments in progress are adding. Per-topic rollup over the exported partitions (partition labels disabled).
+# HELP kafka_replication_partition_reassignment_adding_replicas Sum of replicas that the topic's reassignments in progress are adding.
 # TYPE kafka_replication_partition_reassignment_adding_replicas gauge
 kafka_replication_partition_reassignment_adding_replicas{topic="orders"} 1
-# HELP kafka_replication_partition_reassignment_removing_replicas Sum of replicas that reassignments in progress are removing. Per-topic rollup over the exported partitions (partition labels disabled).
+# HELP kafka_replication_partition_reassignment_removing_replicas Sum of replicas that the topic's reassignments in progress are removing.
 # TYPE kafka_replication_partition_reassignment_removing_replicas gauge
 kafka_replication_partition_reassignment_removing_replicas{topic="orders"} 1
-# HELP kafka_replication_partition_under_replicated_by_reassignment Number of partitions whose only replicas missing from the ISR are being added by a reassignment. Per-topic rollup over the exported partitions (partition labels disabled).
+# HELP kafka_replication_partition_under_replicated_by_reassignment Number of the topic's exported partitions whose only replicas missing from the ISR are being added by a reassignment.
 # TYPE kafka_replication_partition_under_replicated_by_reassignment gauge
 kafka_replication_partition_under_replicated_by_reassignment{topic="orders"} 1
 `}} {
-		a := NewAdminCollector(newSnapshotSource(s), tc.labels)
-		if err := testutil.CollectAndCompare(a, strings.NewReader(tc.want), names...); err != nil {
+		a := adminSource(newSnapshotSource(s), tc.labels)
+		if err := testutil.GatherAndCompare(textGatherer(t, a), strings.NewReader(tc.want), names...); err != nil {
 			t.Errorf("partition labels %v: %v", tc.labels, err)
 		}
-		sameText(t, registryText(t, a), directText(t, []prometheus.Collector{a.SmallFamilies()}, a))
 	}
 }

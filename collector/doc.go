@@ -1,7 +1,7 @@
 // Package collector turns the sidecar's state into Prometheus metrics. The
 // state lives elsewhere and is read as snapshots: the broker's logs in
-// collector/logstate, the Kafka admin API in the admin poller. A scrape only
-// reads memory: it never waits on a file or on Kafka.
+// collector/logstate, the Kafka admin API in collector/admin's poller. A
+// scrape only reads memory: it never waits on a file or on Kafka.
 //
 // Every kafka_replication_* family is written by one text writer, WriteText,
 // from tables. A family is declared once, as a *Family in the descriptor
@@ -18,7 +18,7 @@
 //		parts := snap.Partitions
 //		return []*Table{{
 //			Rows:   len(parts),
-//			Labels: func(row int, v []string) { v[0], v[1] = partitionName(parts[row].Partition), parts[row].Topic },
+//			Labels: func(row int, v []string) { v[0], v[1] = idLabel(parts[row].Partition), parts[row].Topic },
 //			Columns: []Column{
 //				{replicasFamily, func(row int) (float64, bool) { return float64(parts[row].Replicas), true }},
 //				{minISRFamily, func(row int) (float64, bool) { return float64(parts[row].MinISR), parts[row].MinISR > 0 }},
@@ -34,13 +34,7 @@
 // block once per scrape, escapes label values as expfmt does and writes a
 // value that is not valid UTF-8 with U+FFFD in place of the invalid bytes.
 //
-// Porting a family from a client_golang Collect to a table is mechanical:
-// the prometheus.Desc becomes a newFamily entry, each MustNewConstMetric of
-// one label set becomes a Column of the table with those labels, and the
-// family leaves the registry. The admin families (admin_metrics.go,
-// admin_text.go) are the ones still to port: partitions, replica lags
-// (labels partition, replica, topic), the per-topic rollup and
-// topic_min_insync_replicas_config, and up / refresh / request errors /
-// disagreements (a one-row table has no labels; a by-request or by-field
-// counter is a table of its own).
+// The log half (log_metrics.go) and the admin half (admin_metrics.go) are
+// both TableSources; the registry holds only the build info, Go and process
+// collectors, which WriteText merges in by family name.
 package collector

@@ -105,32 +105,6 @@ func (w *textWriter) sampleFloat(f *textFamily, labels []byte, v float64) {
 	w.sampleEnd()
 }
 
-func (w *textWriter) sampleInt(f *textFamily, labels []byte, v int64) {
-	w.sampleStart(f, labels)
-	w.buf = appendIntValue(w.buf, v)
-	w.sampleEnd()
-}
-
-func (w *textWriter) sampleUint(f *textFamily, labels []byte, v uint64) {
-	w.sampleStart(f, labels)
-	if v < smallInt {
-		w.buf = strconv.AppendUint(w.buf, v, 10)
-	} else {
-		w.buf = appendFloat(w.buf, float64(v))
-	}
-	w.sampleEnd()
-}
-
-func (w *textWriter) sampleBool(f *textFamily, labels []byte, v bool) {
-	w.sampleStart(f, labels)
-	if v {
-		w.buf = append(w.buf, '1')
-	} else {
-		w.buf = append(w.buf, '0')
-	}
-	w.sampleEnd()
-}
-
 // The writer methods expfmt.MetricFamilyToText uses.
 
 func (w *textWriter) Write(p []byte) (int, error) {
@@ -181,15 +155,6 @@ func appendFloat(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
-// appendIntValue formats float64(v) as appendFloat would, without the float
-// formatting for the common small values.
-func appendIntValue(b []byte, v int64) []byte {
-	if v > -smallInt && v < smallInt {
-		return strconv.AppendInt(b, v, 10)
-	}
-	return appendFloat(b, float64(v))
-}
-
 // appendEscaped escapes as expfmt does: backslash and newline, and with
 // quote also the double quote (label values; HELP keeps its quotes).
 func appendEscaped(b []byte, s string, quote bool) []byte {
@@ -204,22 +169,6 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 		default:
 			b = append(b, c)
 		}
-	}
-	return b
-}
-
-// appendLabels renders a label block, {n1="v1",n2="v2"}, from name/value
-// pairs given in name order. Label names here are all legacy-valid, so
-// they go unquoted as in expfmt.
-func appendLabels(b []byte, nameValues ...string) []byte {
-	sep := byte('{')
-	for i := 0; i+1 < len(nameValues); i += 2 {
-		b = append(b, sep)
-		b = appendLabel(b, nameValues[i], nameValues[i+1])
-		sep = ','
-	}
-	if sep == ',' {
-		b = append(b, '}')
 	}
 	return b
 }
@@ -250,11 +199,6 @@ func (l *labelBlocks) grow(n, size int) {
 	l.end = slices.Grow(l.end, n)
 }
 
-func (l *labelBlocks) add(nameValues ...string) {
-	l.b = appendLabels(l.b, nameValues...)
-	l.end = append(l.end, len(l.b))
-}
-
 // addPairs adds the block of names[i]=values[i].
 func (l *labelBlocks) addPairs(names, values []string) {
 	for i := range names {
@@ -279,25 +223,11 @@ func (l *labelBlocks) get(i int) []byte {
 	return l.b[start:l.end[i]]
 }
 
-// TextSource is state WriteText renders itself: a TableSource, or (until it
-// moves onto tables) the admin collector, whose small families still come
-// from the registry (Admin.SmallFamilies).
-type TextSource interface {
-	// textFamilies snapshots the state (a copy under the lock, or an
-	// immutable snapshot: no I/O) and appends the families that render it.
-	// release is called once they have been written.
-	textFamilies(fams []directFamily) (_ []directFamily, release func())
-}
-
-// directFamily is one family of a TextSource's snapshot.
+// directFamily is one column of a table, to be written as one family.
 type directFamily struct {
 	fam *textFamily
-	r   familyRenderer
-	i   int // which family of r
-}
-
-type familyRenderer interface {
-	render(w *textWriter, f *textFamily, i int)
+	r   *tableRenderer
+	i   int // which column of r's table
 }
 
 type expositionScratch struct {
@@ -311,13 +241,13 @@ var expositionPool = sync.Pool{New: func() any {
 }}
 
 // WriteText writes the gathered registry families mfs (sorted by name, as
-// Gather returns them) and the direct families of srcs to out, merged in
+// Gather returns them) and the tables of srcs to out, merged in
 // family-name order, as expfmt's text encoder would write a registry holding
 // all of them. keep (nil = all) selects families by name. A
 // family name must come from one source only. It returns out's first error,
 // else the first encoding error of a registry family (whose output is then
 // partial, as with expfmt).
-func WriteText(out io.Writer, mfs []*dto.MetricFamily, keep func(name string) bool, srcs ...TextSource) error {
+func WriteText(out io.Writer, mfs []*dto.MetricFamily, keep func(name string) bool, srcs ...TableSource) error {
 	sc := expositionPool.Get().(*expositionScratch)
 	w := &sc.w
 	w.out, w.err = out, nil

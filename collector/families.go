@@ -113,11 +113,15 @@ var (
 	fileErrorsFamily      = newFamily("log_file_errors_total", "Times the file entered an error state, by reason.", Counter, "file", "reason")
 )
 
-// Families lists every family the log half renders, for the README.
+// Families lists every family the exporter writes (the partition-labelled
+// form of those with a per-topic rollup), for the README. Two names appear
+// twice: the log-only and the admin form of partition_in_sync_replicas and
+// partition_leader_epoch, never exported together.
 func Families() []*Family {
 	fams := append([]*Family(nil), logCounterFamilies[:]...)
-	return append(fams, logHWFamily, logISRFamily, logEpochFamily, logEventsFamily, logLastEventFamily,
+	return append(append(fams, logHWFamily, logISRFamily, logEpochFamily, logEventsFamily, logLastEventFamily,
 		logPartitionsFamily, logPartitionsRefusedFamily,
 		fileRecordsFamily, fileMalformedFamily, fileLinesFamily, fileBytesFamily, fileRotationsFamily,
-		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily, fileErrorFamily, fileErrorsFamily)
+		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily, fileErrorFamily, fileErrorsFamily),
+		adminFamilies()...)
 }

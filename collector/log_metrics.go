@@ -83,7 +83,7 @@ func (m *LogMetrics) partitionTable(parts []logstate.Partition) *Table {
 	// In series order (label values: partition as a string, then topic), so
 	// that each column is one pass through memory in order.
 	slices.SortFunc(parts, func(a, b logstate.Partition) int {
-		if c := strings.Compare(partitionName(a.Partition), partitionName(b.Partition)); c != 0 {
+		if c := strings.Compare(idLabel(a.Partition), idLabel(b.Partition)); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Topic, b.Topic)
@@ -91,7 +91,7 @@ func (m *LogMetrics) partitionTable(parts []logstate.Partition) *Table {
 	t := &Table{
 		Rows: len(parts),
 		Labels: func(row int, values []string) {
-			values[0], values[1] = partitionName(parts[row].Partition), parts[row].Topic
+			values[0], values[1] = idLabel(parts[row].Partition), parts[row].Topic
 		},
 	}
 	for i, f := range logCounterFamilies {

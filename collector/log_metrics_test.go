@@ -63,7 +63,7 @@ func logState(t testing.TB, partitions int) *logstate.Store {
 }
 
 // scrapeText renders sources as /metrics does.
-func scrapeText(t testing.TB, srcs ...TextSource) string {
+func scrapeText(t testing.TB, srcs ...TableSource) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteText(&b, nil, nil, srcs...); err != nil {

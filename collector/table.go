@@ -28,9 +28,10 @@ type Column struct {
 	Value  func(row int) (v float64, ok bool)
 }
 
-// TableSource adapts a function that snapshots some state into tables to a
-// TextSource for WriteText; release (may be nil) is called once the scrape
-// is written, so that the snapshot can be reused.
+// TableSource is what WriteText renders: a function that snapshots some
+// state (a copy under the lock, or an immutable snapshot: no I/O) into
+// tables. release (may be nil) is called once the scrape is written, so
+// that the snapshot can be reused.
 type TableSource func() (tables []*Table, release func())
 
 func (s TableSource) textFamilies(fams []directFamily) ([]directFamily, func()) {
@@ -115,9 +116,9 @@ func (r *tableRenderer) render(w *textWriter, f *textFamily, column int) {
 	w.end()
 }
 
-// partitionNames are the label values of the usual partition numbers,
+// idLabels are the label values of the usual partition and broker ids,
 // formatted once rather than on every scrape.
-var partitionNames = func() []string {
+var idLabels = func() []string {
 	names := make([]string, 4096)
 	for i := range names {
 		names[i] = strconv.Itoa(i)
@@ -125,10 +126,10 @@ var partitionNames = func() []string {
 	return names
 }()
 
-// partitionName is the partition label value of p.
-func partitionName(p int32) string {
-	if p >= 0 && int(p) < len(partitionNames) {
-		return partitionNames[p]
+// idLabel is the label value of a partition or broker id.
+func idLabel(id int32) string {
+	if id >= 0 && int(id) < len(idLabels) {
+		return idLabels[id]
 	}
-	return strconv.FormatInt(int64(p), 10)
+	return strconv.FormatInt(int64(id), 10)
 }

@@ -29,12 +29,12 @@ import (
 // no histograms or exemplars that protobuf or OpenMetrics would carry better.
 type metricsHandler struct {
 	gatherer prometheus.Gatherer
-	direct   []collector.TextSource
+	direct   []collector.TableSource
 	logger   *slog.Logger
 	inFlight chan struct{} // nil = no limit
 }
 
-func newMetricsHandler(g prometheus.Gatherer, direct []collector.TextSource, logger *slog.Logger, maxRequests int) *metricsHandler {
+func newMetricsHandler(g prometheus.Gatherer, direct []collector.TableSource, logger *slog.Logger, maxRequests int) *metricsHandler {
 	h := &metricsHandler{gatherer: g, direct: direct, logger: logger}
 	if maxRequests > 0 {
 		h.inFlight = make(chan struct{}, maxRequests)

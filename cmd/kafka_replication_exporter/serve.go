@@ -227,11 +227,11 @@ type sidecar struct {
 	files     []*logstate.LogFile
 	admin     *admin.Poller
 	positions *tail.PositionStore
-	// registry holds the standard collectors (build info, Go, process) and
-	// the admin half's small families; direct is the state the metrics
-	// handler writes itself (every other kafka_replication_* family).
+	// registry holds the standard collectors (build info, Go, process);
+	// direct is the state the metrics handler writes itself (every
+	// kafka_replication_* family).
 	registry *prometheus.Registry
-	direct   []collector.TextSource
+	direct   []collector.TableSource
 }
 
 func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, logger *slog.Logger) (*sidecar, error) {
@@ -276,9 +276,7 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 			LogView: sc.logView(),
 			Logger:  logger.With("component", "admin"),
 		})
-		adminc := collector.NewAdminCollector(sc.admin, *s.partitionLabels)
-		sc.registry.MustRegister(adminc.SmallFamilies())
-		sc.direct = append(sc.direct, adminc)
+		sc.direct = append(sc.direct, collector.TableSource(collector.NewAdminMetrics(sc.admin, *s.partitionLabels).Tables))
 	}
 	if !*s.noExporterMet {
 		sc.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -1,0 +1,198 @@
+package collector
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+)
+
+var testEpoch = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+
+// snapshotSource is an AdminSnapshots whose snapshot the test sets.
+type snapshotSource struct {
+	snap atomic.Pointer[admin.Snapshot]
+}
+
+func newSnapshotSource(s *admin.Snapshot) *snapshotSource {
+	src := &snapshotSource{}
+	src.set(s)
+	return src
+}
+
+func (s *snapshotSource) Snapshot() *admin.Snapshot { return s.snap.Load() }
+func (s *snapshotSource) set(snap *admin.Snapshot)  { s.snap.Store(snap) }
+
+// adminSnapshot has the awkward cases: partition and replica ids that sort
+// differently as strings, a topic without min.insync.replicas, offline
+// partitions, missing HW and LEO answers, followers without a LEO answer,
+// HWs past 1e6, stalls and regressions, partitions with and without ELR and
+// reassignment readings, a topic name that needs escaping.
+func adminSnapshot() *admin.Snapshot {
+	const brokers = 12
+	s := &admin.Snapshot{Up: true, LastSuccess: testEpoch, Duration: 1234 * time.Millisecond}
+	s.RequestErrors[admin.RequestListOffsetsLEO] = 2
+	s.Disagreements[admin.FieldISR] = 1
+	s.Brokers = []admin.BrokerStatus{{ID: 2, Responsive: true}, {ID: 10, Responsive: false}}
+	minISR := map[string]int{"orders": 2, "we\"ird": 3}
+	n := 0
+	for ti, topic := range []string{"orders", "audit", "we\"ird", "a.b_c-d"} {
+		tp := admin.Topic{Name: topic, MinISRConfig: minISR[topic]}
+		for p := range int32(13) {
+			n++
+			leader := (p*5 + int32(ti)) % brokers
+			replicas := []int32{leader, (leader + 3) % brokers, (leader + 7) % brokers}
+			part := admin.Partition{
+				Topic: topic, Partition: p, Replicas: len(replicas), ISR: 3 - n%3, Leader: leader, LeaderEpoch: int64(n % 6),
+				Regressions: uint64(n % 3),
+			}
+			if n%11 == 0 {
+				part.Leader = -1
+			}
+			if tp.MinISRConfig > 0 {
+				part.MinISR = min(tp.MinISRConfig, part.Replicas)
+			}
+			if n%4 != 0 {
+				part.HW, part.HWKnown = int64(n)*100_003, true
+				if n%6 != 0 {
+					part.LastAdvance = testEpoch.Add(-time.Duration(n) * time.Second)
+				}
+			}
+			if part.Leader >= 0 && n%5 != 0 {
+				part.LEO, part.LEOKnown = int64(n)*100_003+7, true
+				for j, r := range replicas[1:] {
+					if j == 1 && n%2 == 0 {
+						continue // this follower did not answer
+					}
+					part.Lags = append(part.Lags, admin.ReplicaLag{Replica: r, Lag: int64(3 * (j + 1))})
+				}
+			}
+			if part.StallKnown() && n%4 == 1 {
+				part.Stalled, part.StallCause = true, admin.StallCause(1+n%3)
+			}
+			if n%3 != 0 { // ELR read; the others: not described
+				part.ELRKnown, part.ELR, part.LastKnownELR = true, int32(n%3), int32(n%2)
+			}
+			if n%7 != 0 { // reassignments read
+				part.ReassignmentKnown = true
+				if n%5 == 1 {
+					part.Reassigning, part.AddingReplicas, part.RemovingReplicas = true, 1, int32(n%2)
+					part.UnderReplicatedByReassignment = n%10 == 1
+				}
+			}
+			tp.Partitions = append(tp.Partitions, part)
+		}
+		s.Topics = append(s.Topics, tp)
+	}
+	slices.SortFunc(s.Topics, func(x, y admin.Topic) int { return strings.Compare(x.Name, y.Name) })
+	return s
+}
+
+// adminText renders s as /metrics does.
+func adminText(t testing.TB, s *admin.Snapshot, partitionLabels bool) string {
+	t.Helper()
+	return scrapeText(t, TableSource(NewAdminMetrics(newSnapshotSource(s), partitionLabels).Tables))
+}
+
+// The awkward snapshot, a sparse one and an empty one render to expositions
+// the Prometheus parser accepts, in both label modes, with every series the
+// presence rules call for.
+func TestAdminOutputParses(t *testing.T) {
+	s := adminSnapshot()
+	for _, labels := range []bool{true, false} {
+		t.Run(fmt.Sprintf("partition-labels=%v", labels), func(t *testing.T) {
+			text := adminText(t, s, labels)
+			samples := checkExposition(t, text)
+			want := map[string]int{
+				upFamily.Name: 1, lastRefreshFamily.Name: 1, refreshDurationFamily.Name: 1,
+				requestErrorsFamily.Name: int(admin.NumRequests), disagreementsFamily.Name: int(admin.NumFields),
+				topicMinISRFamily.Name: 2, brokerResponsiveFamily.Name: len(s.Brokers),
+			}
+			var partitions, withMinISR, lags, stalls, reassigning int
+			for _, tp := range s.Topics {
+				for _, p := range tp.Partitions {
+					partitions++
+					withMinISR += b2i(p.MinISR > 0)
+					lags += len(p.Lags)
+					stalls += b2i(p.Stalled)
+					reassigning += b2i(p.Reassigning)
+				}
+			}
+			if labels {
+				want[replicasFamily.Name] = partitions
+				want[minISRFamily.Name] = withMinISR
+				want[replicaLagFamily.Name] = lags
+				want[stallCauseFamily.Name] = stalls
+				want[reassignAddingFamily.Name] = reassigning
+			} else {
+				want[replicasFamily.Name] = len(s.Topics)
+				want[hwFamily.Name] = len(s.Topics)
+				want[underMinISRFamily.Name] = 2 // the topics with min.insync.replicas
+			}
+			for name, n := range want {
+				if samples[name] != n {
+					t.Errorf("%s: want %d series, got %d", name, n, samples[name])
+				}
+			}
+			for _, f := range []*Family{leaderFamily, replicaLagFamily, stallCauseFamily, lastAdvanceFamily, minISRFamily} {
+				if !labels && samples[f.Name] != 0 {
+					t.Errorf("%s: want no rollup, got %d series", f.Name, samples[f.Name])
+				}
+			}
+			if labels && !strings.Contains(text, `kafka_replication_partition_replica_lag{partition="1",replica="10",topic="we\"ird"} 3`+"\n") {
+				t.Error("want replica lag series")
+			}
+			if labels && !strings.Contains(text, `kafka_replication_partition_high_watermark_stall_cause{cause="isr_shrink_pending",partition=`) {
+				t.Error("want stall cause series")
+			}
+			if !strings.Contains(text, `kafka_replication_broker_responsive{broker="10"} 0`+"\n") {
+				t.Error("want broker responsiveness series")
+			}
+		})
+		t.Run(fmt.Sprintf("sparse-ids/partition-labels=%v", labels), func(t *testing.T) {
+			s := &admin.Snapshot{Topics: []admin.Topic{
+				{Name: "a", Partitions: []admin.Partition{{Topic: "a", Partition: 9}, {Topic: "a", Partition: 100_000}}},
+				{Name: "b", Partitions: []admin.Partition{{Topic: "b", Partition: 10}, {Topic: "b", Partition: 100_000}}},
+			}}
+			samples := checkExposition(t, adminText(t, s, labels))
+			if want := map[bool]int{true: 4, false: 2}[labels]; samples[replicasFamily.Name] != want {
+				t.Errorf("want %d replica series, got %d", want, samples[replicasFamily.Name])
+			}
+		})
+		t.Run(fmt.Sprintf("empty/partition-labels=%v", labels), func(t *testing.T) {
+			samples := checkExposition(t, adminText(t, &admin.Snapshot{}, labels))
+			if samples[upFamily.Name] != 1 || samples[lastRefreshFamily.Name] != 0 || samples[replicasFamily.Name] != 0 {
+				t.Errorf("want up and no refresh time nor partitions before the first refresh, got %v", samples)
+			}
+		})
+	}
+}
+
+// The admin tables hand their rows over in series order, so the writer
+// does not sort 100k rows per scrape.
+func TestAdminTablesInSeriesOrder(t *testing.T) {
+	for _, labels := range []bool{true, false} {
+		tables, release := NewAdminMetrics(newSnapshotSource(adminSnapshot()), labels).Tables()
+		for _, tb := range tables {
+			n := len(tb.Columns[0].Family.Labels)
+			if n == 0 || tb.Columns[0].Family == requestErrorsFamily || tb.Columns[0].Family == disagreementsFamily || tb.Columns[0].Family == brokerResponsiveFamily {
+				continue // small tables the writer may sort
+			}
+			var prev []string
+			for row := range tb.Rows {
+				values := make([]string, n)
+				tb.Labels(row, values)
+				if prev != nil && slices.Compare(prev, values) > 0 {
+					t.Errorf("%s (labels %v): row %d %q comes after %q", tb.Columns[0].Family.Name, labels, row, values, prev)
+					break
+				}
+				prev = values
+			}
+		}
+		release()
+	}
+}
