@@ -21,6 +21,7 @@ import (
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/internal/fakekafka"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 const (
@@ -134,10 +135,10 @@ func TestAdminGolden(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", map[string]string{"min.insync.replicas": "2"}, 0, 1, 2)
 	f.CreateTopic("audit", nil, 1)
-	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 0}, fakekafka.Offsets{HW: 100, LEO: 100})
-	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 1}, fakekafka.Offsets{HW: 40, LEO: 45, ReplicaLEO: map[int32]int64{2: 42, 0: 45}})
-	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 2}, fakekafka.Offsets{HW: 0, LEO: 0})
-	f.SetOffsets(fakekafka.Key{Topic: "audit", Partition: 0}, fakekafka.Offsets{HW: 7, LEO: 7})
+	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 0}, fakekafka.Offsets{HW: 100, LEO: 100})
+	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 1}, fakekafka.Offsets{HW: 40, LEO: 45, ReplicaLEO: map[int32]int64{2: 42, 0: 45}})
+	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 2}, fakekafka.Offsets{HW: 0, LEO: 0})
+	f.SetOffsets(logparse.PartitionKey{Topic: "audit", Partition: 0}, fakekafka.Offsets{HW: 7, LEO: 7})
 	a := adminSource(refreshedOnce(t, f.C.ListenAddrs(), admin.Options{}), true)
 
 	const golden = "fixtures/admin/healthy.prom"
@@ -178,9 +179,9 @@ func TestAdminRollup(t *testing.T) {
 			p.ISR = []int32{p.Leader}
 		}
 	})
-	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 0}, fakekafka.Offsets{HW: 10, LEO: 10})
-	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 1}, fakekafka.Offsets{HW: 20, LEO: 25})
-	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 2}, fakekafka.Offsets{HW: 30, LEO: 30})
+	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 0}, fakekafka.Offsets{HW: 10, LEO: 10})
+	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 1}, fakekafka.Offsets{HW: 20, LEO: 25})
+	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 2}, fakekafka.Offsets{HW: 30, LEO: 30})
 	src := refreshedOnce(t, f.C.ListenAddrs(), admin.Options{TopicFilter: func(topic string) bool { return topic != "ignored" }})
 	a := adminSource(src, false)
 	err := testutil.GatherAndCompare(textGatherer(t, a), strings.NewReader(`

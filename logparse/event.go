@@ -125,6 +125,14 @@ type ReplicaOffset struct {
 	Offset  int64 `json:"offset"`
 }
 
+// PartitionKey names a partition. It lives here, in the leaf package, so
+// that every package keeping per-partition state (the log state, the admin
+// poller, the ELR reader, the test cluster) shares one key type.
+type PartitionKey struct {
+	Topic     string
+	Partition int32
+}
+
 // Event is one replication event parsed from a log record.
 //
 // Which value fields are meaningful depends on Type (see the field comments);

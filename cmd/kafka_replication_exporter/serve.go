@@ -28,6 +28,7 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // defaultListenAddress is outside the Kafka monitoring ports people already run
@@ -267,9 +268,9 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 			// Deleted topics and replicas moved away: their log-derived
 			// series disappear with them.
 			OnMetadata: func(exists func(string) bool, hosted func(string, int32) bool) {
-				var isHosted func(logstate.PartitionKey) bool
+				var isHosted func(logparse.PartitionKey) bool
 				if hosted != nil {
-					isHosted = func(k logstate.PartitionKey) bool { return hosted(k.Topic, k.Partition) }
+					isHosted = func(k logparse.PartitionKey) bool { return hosted(k.Topic, k.Partition) }
 				}
 				sc.store.Retain(exists, isHosted)
 			},

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/internal/fakekafka"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // fakeClock is the poller's injected clock.
@@ -86,10 +87,10 @@ func TestPollerHealthy(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", map[string]string{"min.insync.replicas": "2"}, 0, 1, 2)
 	f.CreateTopic("audit", nil, 1)
-	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 0}, fakekafka.Offsets{HW: 100, LEO: 100})
-	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 1}, fakekafka.Offsets{HW: 40, LEO: 45, ReplicaLEO: map[int32]int64{2: 42, 0: 45}})
-	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 2}, fakekafka.Offsets{HW: 0, LEO: 0})
-	f.SetOffsets(fakekafka.Key{Topic: "audit", Partition: 0}, fakekafka.Offsets{HW: 7, LEO: 7})
+	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 0}, fakekafka.Offsets{HW: 100, LEO: 100})
+	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 1}, fakekafka.Offsets{HW: 40, LEO: 45, ReplicaLEO: map[int32]int64{2: 42, 0: 45}})
+	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 2}, fakekafka.Offsets{HW: 0, LEO: 0})
+	f.SetOffsets(logparse.PartitionKey{Topic: "audit", Partition: 0}, fakekafka.Offsets{HW: 7, LEO: 7})
 
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, nil)
 	a.refresh()
@@ -173,8 +174,8 @@ func TestPollerHWStall(t *testing.T) {
 		{time.Minute, 50, "orders/0=true orders/1=false"},
 	} {
 		clock.Advance(step.advance)
-		f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 0}, fakekafka.Offsets{HW: 10, LEO: step.leo})
-		f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 1}, fakekafka.Offsets{HW: 5, LEO: 5})
+		f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 0}, fakekafka.Offsets{HW: 10, LEO: step.leo})
+		f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 1}, fakekafka.Offsets{HW: 5, LEO: 5})
 		a.refresh()
 		expect(t, fmt.Sprint("stalled, step ", i), stalled(), step.want)
 	}
@@ -183,7 +184,7 @@ func TestPollerHWStall(t *testing.T) {
 
 	// The HW moves again: no longer stalled.
 	clock.Advance(time.Second)
-	f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 0}, fakekafka.Offsets{HW: 50, LEO: 60})
+	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 0}, fakekafka.Offsets{HW: 50, LEO: 60})
 	a.refresh()
 	expect(t, "stalled after the HW moved", stalled(), "orders/0=false orders/1=false")
 }
@@ -199,7 +200,7 @@ func TestPollerStallCause(t *testing.T) {
 			p.ISR = []int32{p.Leader}
 		}
 	})
-	view := fakeLogView{{"orders", 1}: {pendingShrink: true}}
+	view := fakeLogView{{Topic: "orders", Partition: 1}: {pendingShrink: true}}
 	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{LogView: view}, nil)
 	causes := func() string {
 		return table(a.Snapshot(), func(p *Partition) any { return fmt.Sprint(p.Stalled, p.StallCause) })
@@ -216,9 +217,9 @@ func TestPollerStallCause(t *testing.T) {
 	} {
 		clock.Advance(step.advance)
 		for p := range int32(3) {
-			f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: p}, fakekafka.Offsets{HW: 10, LEO: step.leo})
+			f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: p}, fakekafka.Offsets{HW: 10, LEO: step.leo})
 		}
-		f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: 3}, fakekafka.Offsets{HW: 5, LEO: 5})
+		f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 3}, fakekafka.Offsets{HW: 5, LEO: 5})
 		a.refresh()
 		expect(t, fmt.Sprint("stalled and cause, step ", i), causes(), step.want)
 	}
@@ -231,7 +232,7 @@ func TestPollerHWRegression(t *testing.T) {
 	f.CreateTopic("orders", nil, 0)
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, nil)
 	regressions := func() string { return table(a.Snapshot(), func(p *Partition) any { return p.Regressions }) }
-	k := fakekafka.Key{Topic: "orders", Partition: 0}
+	k := logparse.PartitionKey{Topic: "orders", Partition: 0}
 	f.SetOffsets(k, fakekafka.Offsets{HW: 100, LEO: 100})
 	a.refresh()
 	expect(t, "first reading", regressions(), "orders/0=0")
@@ -329,7 +330,7 @@ func TestPollerTellsTheLogView(t *testing.T) {
 	a.refresh()
 	var observed []string
 	for k, e := range view {
-		observed = append(observed, fmt.Sprintf("%s/%d=%d", k.topic, k.partition, e.observed))
+		observed = append(observed, fmt.Sprintf("%s/%d=%d", k.Topic, k.Partition, e.observed))
 	}
 	slices.Sort(observed)
 	if want := "orders/1=3 orders/3=3"; strings.Join(observed, " ") != want {
@@ -473,9 +474,9 @@ func TestPollerLogView(t *testing.T) {
 	f.CreateTopic("orders", map[string]string{"min.insync.replicas": "2"}, 0, 0)
 	view := fakeLogView{
 		// Newer than any refresh: the log saw a shrink Metadata has not.
-		{"orders", 0}: {isr: 1, isrAt: testEpoch.Add(time.Hour), epoch: 2, epochAt: testEpoch.Add(time.Hour)},
+		{Topic: "orders", Partition: 0}: {isr: 1, isrAt: testEpoch.Add(time.Hour), epoch: 2, epochAt: testEpoch.Add(time.Hour)},
 		// Older than the refresh: Metadata wins.
-		{"orders", 1}: {isr: 2, isrAt: testEpoch.Add(-time.Hour), epoch: 0, epochAt: testEpoch.Add(-time.Hour)},
+		{Topic: "orders", Partition: 1}: {isr: 2, isrAt: testEpoch.Add(-time.Hour), epoch: 0, epochAt: testEpoch.Add(-time.Hour)},
 	}
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{LogView: view}, nil)
 	a.refresh()
@@ -571,20 +572,20 @@ type logViewEntry struct {
 	observed      int // the last ObserveISR size
 }
 
-type fakeLogView map[partitionKey]logViewEntry
+type fakeLogView map[logparse.PartitionKey]logViewEntry
 
 func (v fakeLogView) LogPartitionState(topic string, partition int32) (int, time.Time, int64, time.Time, bool) {
-	e, ok := v[partitionKey{topic, partition}]
+	e, ok := v[logparse.PartitionKey{Topic: topic, Partition: partition}]
 	return e.isr, e.isrAt, e.epoch, e.epochAt, ok
 }
 
 func (v fakeLogView) PendingISRShrink(topic string, partition int32) bool {
-	return v[partitionKey{topic, partition}].pendingShrink
+	return v[logparse.PartitionKey{Topic: topic, Partition: partition}].pendingShrink
 }
 
 // ObserveISR records the last Metadata ISR handed over, as observed.
 func (v fakeLogView) ObserveISR(topic string, partition int32, size int) {
-	k := partitionKey{topic, partition}
+	k := logparse.PartitionKey{Topic: topic, Partition: partition}
 	e := v[k]
 	e.observed = size
 	v[k] = e

@@ -121,7 +121,7 @@ func cannedFetch(p *refreshPlan) fetched {
 	}
 	for i := range p.parts {
 		pp := &p.parts[i]
-		base := int64(pp.key.partition) * 10
+		base := int64(pp.key.Partition) * 10
 		got.hwAt[i] = offsetAnswer{offset: base, leaderEpoch: 3, ok: true}
 		for j, r := range pp.replicas {
 			if slot := pp.leoSlot(r); slot >= 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/internal/fakekafka"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 func elrTable(s *Snapshot) string {
@@ -33,7 +34,7 @@ func TestPollerELR(t *testing.T) {
 			p.ISR = []int32{p.Leader}
 		}
 	})
-	f.SetELR(map[fakekafka.Key]fakekafka.ELR{
+	f.SetELR(map[logparse.PartitionKey]fakekafka.ELR{
 		{Topic: "orders", Partition: 0}: {ELR: []int32{1, 2}},
 		{Topic: "orders", Partition: 1}: {LastKnown: []int32{2}},
 		{Topic: "orders", Partition: 2}: {},

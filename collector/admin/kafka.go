@@ -264,7 +264,7 @@ func (p *brokerPool) listOffsetsLatest(ctx context.Context, addr string, replica
 	req.IsolationLevel = sarama.ReadUncommitted
 	for _, i := range idx {
 		k := &parts[i].key
-		req.AddBlock(k.topic, k.partition, sarama.OffsetNewest, 1)
+		req.AddBlock(k.Topic, k.Partition, sarama.OffsetNewest, 1)
 	}
 	resp, err := call(ctx, p, addr, func(b *sarama.Broker) (*sarama.OffsetResponse, error) { return b.GetAvailableOffsets(req) })
 	if err != nil {
@@ -272,7 +272,7 @@ func (p *brokerPool) listOffsetsLatest(ctx context.Context, addr string, replica
 	}
 	for _, i := range idx {
 		k := &parts[i].key
-		if blk := resp.GetBlock(k.topic, k.partition); blk != nil && blk.Err == sarama.ErrNoError {
+		if blk := resp.GetBlock(k.Topic, k.Partition); blk != nil && blk.Err == sarama.ErrNoError {
 			put(i, offsetAnswer{offset: blk.Offset, leaderEpoch: blk.LeaderEpoch, ok: true})
 		}
 	}

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 	"log/slog"
 	"time"
 )
@@ -36,7 +37,7 @@ type sourceJoin struct {
 }
 
 type conflictKey struct {
-	partitionKey
+	logparse.PartitionKey
 	field Field
 }
 
@@ -52,11 +53,11 @@ func newSourceJoin(view LogView, logger *slog.Logger) *sourceJoin {
 // join returns the ISR size and leader epoch to export for a partition whose
 // Metadata was read at adminAt, and calls count for each new
 // disagreement between the sources.
-func (j *sourceJoin) join(k partitionKey, adminISR int, adminEpoch int64, adminAt time.Time, count func(Field)) (int, int64) {
+func (j *sourceJoin) join(k logparse.PartitionKey, adminISR int, adminEpoch int64, adminAt time.Time, count func(Field)) (int, int64) {
 	if j.view == nil {
 		return adminISR, adminEpoch
 	}
-	logISR, isrAt, logEpoch, epochAt, ok := j.view.LogPartitionState(k.topic, k.partition)
+	logISR, isrAt, logEpoch, epochAt, ok := j.view.LogPartitionState(k.Topic, k.Partition)
 	if !ok {
 		return adminISR, adminEpoch
 	}
@@ -66,19 +67,19 @@ func (j *sourceJoin) join(k partitionKey, adminISR int, adminEpoch int64, adminA
 }
 
 // observeISR tells the log view the Metadata ISR of an exported partition.
-func (j *sourceJoin) observeISR(k partitionKey, size int) {
+func (j *sourceJoin) observeISR(k logparse.PartitionKey, size int) {
 	if j.view != nil {
-		j.view.ObserveISR(k.topic, k.partition, size)
+		j.view.ObserveISR(k.Topic, k.Partition, size)
 	}
 }
 
 // pendingShrink asks the log view about a shrink the metadata does not
 // show; without a log view there is none to know of.
-func (j *sourceJoin) pendingShrink(k partitionKey) bool {
-	return j.view != nil && j.view.PendingISRShrink(k.topic, k.partition)
+func (j *sourceJoin) pendingShrink(k logparse.PartitionKey) bool {
+	return j.view != nil && j.view.PendingISRShrink(k.Topic, k.Partition)
 }
 
-func (j *sourceJoin) pick(k partitionKey, field Field, admin int64, adminAt time.Time, log int64, logAt time.Time, count func(Field)) int64 {
+func (j *sourceJoin) pick(k logparse.PartitionKey, field Field, admin int64, adminAt time.Time, log int64, logAt time.Time, count func(Field)) int64 {
 	if logAt.IsZero() {
 		return admin // the logs never said anything about this field
 	}
@@ -92,7 +93,7 @@ func (j *sourceJoin) pick(k partitionKey, field Field, admin int64, adminAt time
 		j.open[ck] = c
 		count(field)
 		j.logger.Debug("admin API and broker log disagree",
-			"topic", k.topic, "partition", k.partition, "field", field.String(),
+			"topic", k.Topic, "partition", k.Partition, "field", field.String(),
 			"admin", admin, "admin_at", adminAt, "log", log, "log_at", logAt)
 	}
 	if logAt.After(adminAt) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/IBM/sarama"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // A partition reassignment (KIP-455: Cruise Control, kafka-reassign-partitions)
@@ -22,7 +23,7 @@ type reassignment struct {
 
 // reassignments are the exported partitions being reassigned; nil when the
 // refresh could not read them, empty when none is.
-type reassignments map[partitionKey]reassignment
+type reassignments map[logparse.PartitionKey]reassignment
 
 // outOfISR returns the replicas missing from the ISR, nil when none is.
 func outOfISR(replicas, isr []int32) []int32 {
@@ -64,10 +65,10 @@ func (p *brokerPool) listReassignments(ctx context.Context, addr string, parts [
 	for i := range parts {
 		pp := &parts[i]
 		if pp.export {
-			ids = append(ids, pp.key.partition)
+			ids = append(ids, pp.key.Partition)
 		}
-		if len(ids) > 0 && (i+1 == len(parts) || parts[i+1].key.topic != pp.key.topic) {
-			req.AddBlock(pp.key.topic, ids)
+		if len(ids) > 0 && (i+1 == len(parts) || parts[i+1].key.Topic != pp.key.Topic) {
+			req.AddBlock(pp.key.Topic, ids)
 			ids = nil
 		}
 	}
@@ -86,7 +87,7 @@ func (p *brokerPool) listReassignments(ctx context.Context, addr string, parts [
 			if st == nil {
 				continue
 			}
-			out[partitionKey{topic, id}] = reassignment{adding: st.AddingReplicas, removing: st.RemovingReplicas}
+			out[logparse.PartitionKey{Topic: topic, Partition: id}] = reassignment{adding: st.AddingReplicas, removing: st.RemovingReplicas}
 		}
 	}
 	return out, nil
@@ -103,7 +104,7 @@ func (s *Partition) setReassignment(rs reassignments, missing []int32) {
 		return
 	}
 	s.ReassignmentKnown = true
-	r, ok := rs[partitionKey{s.Topic, s.Partition}]
+	r, ok := rs[logparse.PartitionKey{Topic: s.Topic, Partition: s.Partition}]
 	if !ok {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/internal/fakekafka"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 func reassignTable(s *Snapshot) string {
@@ -43,7 +44,7 @@ func TestPollerReassignment(t *testing.T) {
 			p.Replicas, p.ISR = []int32{0, 1, 2}, []int32{0, 1, 2}
 		}
 	})
-	f.SetReassignments(map[fakekafka.Key]fakekafka.Reassignment{
+	f.SetReassignments(map[logparse.PartitionKey]fakekafka.Reassignment{
 		{Topic: "orders", Partition: 0}: {Replicas: []int32{0, 1, 2}, Adding: []int32{2}},
 		{Topic: "orders", Partition: 1}: {Replicas: []int32{1, 2, 0}, Adding: []int32{0}},
 		{Topic: "orders", Partition: 3}: {Replicas: []int32{0, 1, 2}, Removing: []int32{2}},
@@ -69,8 +70,8 @@ func TestPollerReassignmentFresherLogISR(t *testing.T) {
 	f.RewriteMetadata(func(topic string, p *kmsg.MetadataResponseTopicPartition) {
 		p.Replicas, p.ISR = []int32{0, 1, 2}, []int32{0, 1}
 	})
-	f.SetReassignments(map[fakekafka.Key]fakekafka.Reassignment{{Topic: "orders", Partition: 0}: {Replicas: []int32{0, 1, 2}, Adding: []int32{2}}})
-	view := fakeLogView{{"orders", 0}: {isr: 1, isrAt: testEpoch.Add(time.Hour)}}
+	f.SetReassignments(map[logparse.PartitionKey]fakekafka.Reassignment{{Topic: "orders", Partition: 0}: {Replicas: []int32{0, 1, 2}, Adding: []int32{2}}})
+	view := fakeLogView{{Topic: "orders", Partition: 0}: {isr: 1, isrAt: testEpoch.Add(time.Hour)}}
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{LogView: view}, nil)
 	a.refresh()
 	expect(t, "reassignment with a fresher, smaller log ISR", reassignTable(a.Snapshot()), "orders/0=true+1-0:false")

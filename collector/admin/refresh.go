@@ -11,6 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin/elr"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // One refresh costs O(brokers) requests, never O(partitions):
@@ -33,7 +34,7 @@ import (
 // plannedPartition is one partition of the Metadata answer that passed the
 // topic filter.
 type plannedPartition struct {
-	key      partitionKey
+	key      logparse.PartitionKey
 	topicID  [16]byte
 	replicas []int32
 	leader   int32
@@ -147,9 +148,9 @@ func (a *Poller) staleAfter() time.Duration {
 // this sidecar's broker hosts (is a replica of).
 func (a *Poller) reportMetadata(md *sarama.MetadataResponse) {
 	exists := make(map[string]struct{}, len(md.Topics))
-	var hosted map[partitionKey]struct{}
+	var hosted map[logparse.PartitionKey]struct{}
 	if a.brokerID >= 0 {
-		hosted = make(map[partitionKey]struct{})
+		hosted = make(map[logparse.PartitionKey]struct{})
 	}
 	for _, t := range md.Topics {
 		if t == nil || t.Err != sarama.ErrNoError {
@@ -158,14 +159,14 @@ func (a *Poller) reportMetadata(md *sarama.MetadataResponse) {
 		exists[t.Name] = struct{}{}
 		for _, pm := range t.Partitions {
 			if pm != nil && hosted != nil && slices.Contains(pm.Replicas, a.brokerID) {
-				hosted[partitionKey{t.Name, pm.ID}] = struct{}{}
+				hosted[logparse.PartitionKey{Topic: t.Name, Partition: pm.ID}] = struct{}{}
 			}
 		}
 	}
 	var hostedFn func(string, int32) bool
 	if hosted != nil {
 		hostedFn = func(topic string, partition int32) bool {
-			_, ok := hosted[partitionKey{topic, partition}]
+			_, ok := hosted[logparse.PartitionKey{Topic: topic, Partition: partition}]
 			return ok
 		}
 	}
@@ -336,7 +337,7 @@ func (a *Poller) plan(md *sarama.MetadataResponse) refreshPlan {
 				continue
 			}
 			pp := plannedPartition{
-				key:      partitionKey{t.Name, pm.ID},
+				key:      logparse.PartitionKey{Topic: t.Name, Partition: pm.ID},
 				topicID:  t.Uuid,
 				leader:   pm.Leader,
 				epoch:    pm.LeaderEpoch,

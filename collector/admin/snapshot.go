@@ -2,6 +2,7 @@ package admin
 
 import (
 	"cmp"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 	"slices"
 	"strings"
 	"time"
@@ -193,11 +194,11 @@ func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
 		if !pp.export {
 			continue
 		}
-		t, ok := topicOf[pp.key.topic]
+		t, ok := topicOf[pp.key.Topic]
 		if !ok {
 			t = len(snap.Topics)
-			topicOf[pp.key.topic] = t
-			snap.Topics = append(snap.Topics, Topic{Name: pp.key.topic, MinISRConfig: a.minISR[pp.key.topic]})
+			topicOf[pp.key.Topic] = t
+			snap.Topics = append(snap.Topics, Topic{Name: pp.key.Topic, MinISRConfig: a.minISR[pp.key.Topic]})
 			perTopic = append(perTopic, 0)
 		}
 		perTopic[t]++
@@ -233,7 +234,7 @@ func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
 			}, now, a.gen)
 			if hw.regressed {
 				a.logger.Debug("High watermark went backwards",
-					"topic", pp.key.topic, "partition", pp.key.partition,
+					"topic", pp.key.Topic, "partition", pp.key.Partition,
 					"from", hw.prevHW, "to", ans.offset,
 					"leader_epoch_before", hw.prevEpoch, "leader_epoch_after", epoch)
 			}
@@ -249,7 +250,7 @@ func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
 			continue
 		}
 
-		ts := &snap.Topics[topicOf[pp.key.topic]]
+		ts := &snap.Topics[topicOf[pp.key.Topic]]
 		if a.cfg.Scope == ScopeLeader {
 			// The partitions this broker leads: its log is the one that
 			// would have shown their ISR changes.
@@ -257,8 +258,8 @@ func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
 		}
 		isr, epoch := a.join.join(pp.key, int(pp.isr), int64(pp.epoch), mdAt, count)
 		s := Partition{
-			Topic:       pp.key.topic,
-			Partition:   pp.key.partition,
+			Topic:       pp.key.Topic,
+			Partition:   pp.key.Partition,
 			Replicas:    len(pp.replicas),
 			ISR:         isr,
 			Leader:      pp.leader,
@@ -314,7 +315,7 @@ func (a *Poller) stallCause(p *Partition) StallCause {
 	switch {
 	case p.UnderMinISR():
 		return StallUnderMinISR
-	case a.join.pendingShrink(partitionKey{p.Topic, p.Partition}):
+	case a.join.pendingShrink(logparse.PartitionKey{Topic: p.Topic, Partition: p.Partition}):
 		return StallISRShrinkPending
 	}
 	return StallUnknown

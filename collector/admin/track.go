@@ -1,6 +1,10 @@
 package admin
 
-import "time"
+import (
+	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+)
 
 // hwTracker remembers, per partition, the last high watermark the admin API
 // reported, when it last moved, and when the partition last looked healthy.
@@ -8,12 +12,7 @@ import "time"
 // without Kafka or sleeps.
 type hwTracker struct {
 	stallAfter time.Duration
-	parts      map[partitionKey]*hwState
-}
-
-type partitionKey struct {
-	topic     string
-	partition int32
+	parts      map[logparse.PartitionKey]*hwState
 }
 
 type hwState struct {
@@ -57,13 +56,13 @@ type hwVerdict struct {
 }
 
 func newHWTracker(stallAfter time.Duration) *hwTracker {
-	return &hwTracker{stallAfter: stallAfter, parts: make(map[partitionKey]*hwState)}
+	return &hwTracker{stallAfter: stallAfter, parts: make(map[logparse.PartitionKey]*hwState)}
 }
 
 // observe records an HW reading taken at now during refresh generation gen.
 // A reading for a new topic id (the topic was deleted and re-created) starts
 // afresh: the new log's small HW is not a regression.
-func (t *hwTracker) observe(k partitionKey, o hwObservation, now time.Time, gen uint64) hwVerdict {
+func (t *hwTracker) observe(k logparse.PartitionKey, o hwObservation, now time.Time, gen uint64) hwVerdict {
 	s, ok := t.parts[k]
 	if !ok || s.topicID != o.topicID {
 		var regressions uint64
@@ -106,7 +105,7 @@ func (t *hwTracker) forget(keepFrom uint64) {
 }
 
 // touch marks a partition as still present without a new HW reading.
-func (t *hwTracker) touch(k partitionKey, gen uint64) {
+func (t *hwTracker) touch(k logparse.PartitionKey, gen uint64) {
 	if s, ok := t.parts[k]; ok {
 		s.seen = gen
 	}
@@ -114,7 +113,7 @@ func (t *hwTracker) touch(k partitionKey, gen uint64) {
 
 // lastAdvance returns when the HW of a partition not read in this refresh
 // last moved; ok is false when there is no history for this topic id.
-func (t *hwTracker) lastAdvance(k partitionKey, topicID [16]byte) (time.Time, uint64, bool) {
+func (t *hwTracker) lastAdvance(k logparse.PartitionKey, topicID [16]byte) (time.Time, uint64, bool) {
 	s, ok := t.parts[k]
 	if !ok || s.topicID != topicID {
 		return time.Time{}, 0, false

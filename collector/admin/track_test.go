@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 	"testing"
 	"time"
 )
@@ -19,7 +20,7 @@ func runStallSteps(t *testing.T, steps []stallStep) {
 	t.Helper()
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	tr := newHWTracker(2 * time.Minute)
-	k := partitionKey{"orders", 0}
+	k := logparse.PartitionKey{Topic: "orders", Partition: 0}
 	for i, s := range steps {
 		o := hwObservation{topicID: [16]byte{1}, hw: s.hw, leo: s.leo, leoKnown: s.leo >= 0, leoAsked: true}
 		if v := tr.observe(k, o, t0.Add(s.at), uint64(i+1)); v.stalled != s.stalled {
@@ -103,7 +104,7 @@ func TestStallLEOUnknown(t *testing.T) {
 func TestStallNotExportedUntilNow(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	tr := newHWTracker(2 * time.Minute)
-	k := partitionKey{"orders", 0}
+	k := logparse.PartitionKey{Topic: "orders", Partition: 0}
 	tr.observe(k, hwObservation{hw: 10}, t0, 1)
 	tr.observe(k, hwObservation{hw: 10}, t0.Add(time.Hour), 2)
 	if v := tr.observe(k, hwObservation{hw: 10, leo: 15, leoKnown: true, leoAsked: true}, t0.Add(time.Hour+15*time.Second), 3); v.stalled {
@@ -119,7 +120,7 @@ func TestStallNotExportedUntilNow(t *testing.T) {
 func TestHWTrackerRegression(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	tr := newHWTracker(2 * time.Minute)
-	k := partitionKey{"orders", 0}
+	k := logparse.PartitionKey{Topic: "orders", Partition: 0}
 	steps := []struct {
 		at          time.Duration
 		hw, leo     int64
@@ -148,7 +149,7 @@ func TestHWTrackerRegression(t *testing.T) {
 
 func TestHWTrackerRegressionCarriesEpochs(t *testing.T) {
 	tr := newHWTracker(time.Minute)
-	k := partitionKey{"t", 3}
+	k := logparse.PartitionKey{Topic: "t", Partition: 3}
 	now := time.Unix(1000, 0)
 	tr.observe(k, hwObservation{topicID: [16]byte{9}, hw: 100, leaderEpoch: 4}, now, 1)
 	v := tr.observe(k, hwObservation{topicID: [16]byte{9}, hw: 90, leaderEpoch: 5}, now.Add(time.Second), 2)
@@ -159,7 +160,7 @@ func TestHWTrackerRegressionCarriesEpochs(t *testing.T) {
 
 func TestHWTrackerRecreatedTopicIsNotARegression(t *testing.T) {
 	tr := newHWTracker(time.Minute)
-	k := partitionKey{"t", 0}
+	k := logparse.PartitionKey{Topic: "t", Partition: 0}
 	now := time.Unix(1000, 0)
 	tr.observe(k, hwObservation{topicID: [16]byte{1}, hw: 500}, now, 1)
 	tr.observe(k, hwObservation{topicID: [16]byte{1}, hw: 400}, now, 2) // a real regression
@@ -178,7 +179,7 @@ func TestHWTrackerRecreatedTopicIsNotARegression(t *testing.T) {
 func TestHWTrackerForget(t *testing.T) {
 	tr := newHWTracker(time.Minute)
 	now := time.Unix(1000, 0)
-	gone, kept, touched := partitionKey{"gone", 0}, partitionKey{"kept", 0}, partitionKey{"touched", 0}
+	gone, kept, touched := logparse.PartitionKey{Topic: "gone", Partition: 0}, logparse.PartitionKey{Topic: "kept", Partition: 0}, logparse.PartitionKey{Topic: "touched", Partition: 0}
 	tr.observe(gone, hwObservation{hw: 1}, now, 1)
 	tr.observe(kept, hwObservation{hw: 1}, now, 1)
 	tr.observe(touched, hwObservation{hw: 7}, now, 1)

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/internal/fakekafka"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // freezer stops kfake brokers the way SIGSTOP stops a real one: the kernel
@@ -97,7 +98,7 @@ func frozenCluster(t *testing.T) (*fakekafka.Kafka, *freezer) {
 	f := fakekafka.New(t, kfake.ListenFn(fz.listen))
 	f.CreateTopic("orders", map[string]string{"min.insync.replicas": "2"}, 0, 1, 2)
 	for p := range int32(3) {
-		f.SetOffsets(fakekafka.Key{Topic: "orders", Partition: p}, fakekafka.Offsets{HW: 10 * int64(p+1), LEO: 10 * int64(p+1)})
+		f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: p}, fakekafka.Offsets{HW: 10 * int64(p+1), LEO: 10 * int64(p+1)})
 	}
 	return f, fz
 }

@@ -9,12 +9,6 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
-// PartitionKey names a partition.
-type PartitionKey struct {
-	Topic     string
-	Partition int32
-}
-
 // Counter indexes Partition.Counters: the per-partition counters the logs drive.
 type Counter int
 
@@ -103,7 +97,7 @@ type Store struct {
 	mu      sync.Mutex
 	checker *logparse.Checker
 	res     logparse.Result // the last event's, reused: apply runs under mu
-	parts   map[PartitionKey]*logPartition
+	parts   map[logparse.PartitionKey]*logPartition
 	filter  func(topic string) bool
 	admit   map[string]bool // filter answers by topic
 	now     func() time.Time
@@ -117,11 +111,11 @@ type Store struct {
 	// Unclean elections seen before the topic's name: the active controller's
 	// "Setting new leader … using an unclean election" names the topic only by id;
 	// the replayed "UNCLEAN partition change" line that follows names both.
-	pendingUnclean map[PartitionKey]uint64 // keyed by topic id
+	pendingUnclean map[logparse.PartitionKey]uint64 // keyed by topic id
 
 	// The last partition applied: consecutive lines of a busy log are mostly
 	// about one partition, so most events skip the map lookup.
-	lastKey  PartitionKey
+	lastKey  logparse.PartitionKey
 	lastPart *logPartition
 
 	// maxParts bounds the partitions kept; events of others are refused
@@ -142,10 +136,10 @@ const DefaultMaxPartitions = 50_000
 func NewStore(filter func(topic string) bool) *Store {
 	return &Store{
 		checker:        logparse.NewChecker(),
-		parts:          make(map[PartitionKey]*logPartition),
+		parts:          make(map[logparse.PartitionKey]*logPartition),
 		filter:         filter,
 		admit:          make(map[string]bool),
-		pendingUnclean: make(map[PartitionKey]uint64),
+		pendingUnclean: make(map[logparse.PartitionKey]uint64),
 		now:            time.Now,
 		maxParts:       DefaultMaxPartitions,
 	}
@@ -263,7 +257,7 @@ func (s *Store) apply(ev *logparse.Event) {
 	}
 	if ev.Topic == "" {
 		if ev.TopicID != "" && ev.Partition >= 0 && res.NewUnclean && len(s.pendingUnclean) < s.maxParts {
-			s.pendingUnclean[PartitionKey{ev.TopicID, ev.Partition}]++
+			s.pendingUnclean[logparse.PartitionKey{Topic: ev.TopicID, Partition: ev.Partition}]++
 		}
 		return
 	}
@@ -281,7 +275,7 @@ func (s *Store) apply(ev *logparse.Event) {
 	}
 	c := &p.counters
 	if ev.TopicID != "" {
-		idKey := PartitionKey{ev.TopicID, ev.Partition}
+		idKey := logparse.PartitionKey{Topic: ev.TopicID, Partition: ev.Partition}
 		if n := s.pendingUnclean[idKey]; n > 0 {
 			c[UncleanElections] += n
 			delete(s.pendingUnclean, idKey)
@@ -369,7 +363,7 @@ func (s *Store) apply(ev *logparse.Event) {
 // partition finds (or makes) ev's partition state. nil means the topic
 // filter leaves the topic out.
 func (s *Store) partition(ev *logparse.Event) *logPartition {
-	k := PartitionKey{ev.Topic, ev.Partition}
+	k := logparse.PartitionKey{Topic: ev.Topic, Partition: ev.Partition}
 	p := s.lastPart
 	if p == nil || k != s.lastKey {
 		if !s.admitted(ev.Topic) {
@@ -386,7 +380,7 @@ func (s *Store) partition(ev *logparse.Event) *logPartition {
 }
 
 // newPartition adds state for k, or refuses it (nil) at the bound.
-func (s *Store) newPartition(k PartitionKey) *logPartition {
+func (s *Store) newPartition(k logparse.PartitionKey) *logPartition {
 	if len(s.parts) >= s.maxParts {
 		s.refused++
 		return nil
@@ -418,7 +412,7 @@ func (p *logPartition) setRole(leader bool, t int64) bool {
 func (s *Store) LogPartitionState(topic string, partition int32) (isrSize int, isrAt time.Time, leaderEpoch int64, epochAt time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.parts[PartitionKey{topic, partition}]
+	p := s.parts[logparse.PartitionKey{Topic: topic, Partition: partition}]
 	if p == nil || !p.leader || p.isrAt.IsZero() {
 		return 0, time.Time{}, 0, time.Time{}, false
 	}
@@ -431,7 +425,7 @@ func (s *Store) LogPartitionState(topic string, partition int32) (isrSize int, i
 func (s *Store) PendingISRShrink(topic string, partition int32) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.parts[PartitionKey{topic, partition}]
+	p := s.parts[logparse.PartitionKey{Topic: topic, Partition: partition}]
 	return p != nil && p.leader && p.shrinkPending && (p.admin.size < 0 || p.admin.size > p.shrinkTo)
 }
 
@@ -447,7 +441,7 @@ func (s *Store) ObserveISR(topic string, partition int32, size int) {
 	if !s.admitted(topic) {
 		return
 	}
-	k := PartitionKey{topic, partition}
+	k := logparse.PartitionKey{Topic: topic, Partition: partition}
 	p := s.parts[k]
 	if p == nil {
 		if p = s.newPartition(k); p == nil {
@@ -484,7 +478,7 @@ const hostedGrace = time.Hour
 // that their series disappear and a long-lived sidecar on a cluster with topic
 // churn does not grow without end. Called with the admin API's view after a
 // refresh; hosted may be nil when this broker's id is not known.
-func (s *Store) Retain(exists func(topic string) bool, hosted func(PartitionKey) bool) {
+func (s *Store) Retain(exists func(topic string) bool, hosted func(logparse.PartitionKey) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastPart = nil
@@ -499,7 +493,7 @@ func (s *Store) Retain(exists func(topic string) bool, hosted func(PartitionKey)
 
 // Partition is one partition's log-derived state as a scrape reads it.
 type Partition struct {
-	PartitionKey
+	logparse.PartitionKey
 	Counters Counters
 	HW       int64 // the last high watermark the log showed; valid when HasHW
 	HasHW    bool

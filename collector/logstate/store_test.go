@@ -33,10 +33,10 @@ func line(format string, args ...string) string {
 }
 
 // partitions returns the snapshot's partitions by key.
-func partitions(s *Store) map[PartitionKey]Partition {
+func partitions(s *Store) map[logparse.PartitionKey]Partition {
 	var snap Snapshot
 	s.Snapshot(&snap)
-	m := make(map[PartitionKey]Partition, len(snap.Partitions))
+	m := make(map[logparse.PartitionKey]Partition, len(snap.Partitions))
 	for _, p := range snap.Partitions {
 		m[p.PartitionKey] = p
 	}
@@ -57,7 +57,7 @@ func TestStoreSnapshot(t *testing.T) {
 		t.Fatalf("want orders-0 only, got %+v", snap.Partitions)
 	}
 	p := snap.Partitions[0]
-	if p.PartitionKey != (PartitionKey{"orders", 0}) || p.Counters[ISRShrinks] != 1 || p.Counters[ISRExpands] != 1 ||
+	if p.PartitionKey != (logparse.PartitionKey{Topic: "orders", Partition: 0}) || p.Counters[ISRShrinks] != 1 || p.Counters[ISRExpands] != 1 ||
 		!p.HasISR || p.ISRSize != 3 || p.HasHW || p.HasLeaderEpoch {
 		t.Errorf("unexpected partition state %+v", p)
 	}
@@ -80,7 +80,7 @@ func TestStoreLeaderViewEndsWithFollowerLine(t *testing.T) {
 	if _, _, _, _, ok := s.LogPartitionState("orders", 0); ok {
 		t.Error("want no log view for a partition this broker follows")
 	}
-	if p := partitions(s)[PartitionKey{"orders", 0}]; p.HasISR || p.HasLeaderEpoch || !p.HasHW || p.HW != 10 {
+	if p := partitions(s)[logparse.PartitionKey{Topic: "orders", Partition: 0}]; p.HasISR || p.HasLeaderEpoch || !p.HasHW || p.HW != 10 {
 		t.Errorf("want the HW and no leader-only gauges, got %+v", p)
 	}
 }
@@ -100,7 +100,7 @@ func TestStoreRetainTopics(t *testing.T) {
 	}
 	// The topic comes back (re-created): its events reach a new state.
 	applyLines(t, s, line(isrUpd, "1", "gone-0", "1,2", "1"))
-	if p, ok := partitions(s)[PartitionKey{"gone", 0}]; !ok || p.ISRSize != 2 || p.Counters[ISRExpands] != 0 {
+	if p, ok := partitions(s)[logparse.PartitionKey{Topic: "gone", Partition: 0}]; !ok || p.ISRSize != 2 || p.Counters[ISRExpands] != 0 {
 		t.Errorf("want gone-0 in state again with ISR size 2 and no earlier expansion, got %+v", p)
 	}
 }
@@ -147,7 +147,7 @@ func TestStoreCountsTraceOnlyTypesByType(t *testing.T) {
 			len(snap.Partitions), snap.Events[logparse.ISRAckProgress], snap.Events[logparse.ReplicaLEO])
 	}
 	applyLines(t, s, "[2026-11-30 10:00:02,000] DEBUG [Partition orders-0 broker=1] High watermark updated from (offset=88, segment=[0:1]) to (offset=89, segment=[0:2]) (kafka.cluster.Partition)")
-	if p := partitions(s)[PartitionKey{"orders", 0}]; !p.HasHW || p.HW != 89 || p.Counters[HWUpdates] != 1 {
+	if p := partitions(s)[logparse.PartitionKey{Topic: "orders", Partition: 0}]; !p.HasHW || p.HW != 89 || p.Counters[HWUpdates] != 1 {
 		t.Errorf("want the partition created by its HW update, got %+v", p)
 	}
 }
@@ -171,7 +171,7 @@ func TestCatchUpMergesFilesByTime(t *testing.T) {
 		files = append(files, NewLogFile(path, s, LogFileOptions{FromBeginning: true, Location: time.UTC}))
 	}
 	CatchUp(files)
-	p := partitions(s)[PartitionKey{"orders", 0}]
+	p := partitions(s)[logparse.PartitionKey{Topic: "orders", Partition: 0}]
 	if p.Counters[LeaderTransitions] != 1 || p.Counters[ISRShrinks] != 1 || p.Counters[ISRExpands] != 1 {
 		t.Errorf("want the leader line first (ISR 3), then a shrink to 2 and an expand to 3, got %+v", p.Counters)
 	}
@@ -183,7 +183,7 @@ func TestStoreRetainHostedPartitions(t *testing.T) {
 	s := NewStore(nil)
 	applyLines(t, s, line(isrUpd, "1", "orders-0", "1,2,3", "5"), line(isrUpd, "1", "orders-1", "1,2,3", "5"))
 	all := func(string) bool { return true }
-	hosted := func(k PartitionKey) bool { return k.Partition == 0 }
+	hosted := func(k logparse.PartitionKey) bool { return k.Partition == 0 }
 	s.now = func() time.Time { return time.Now().Add(2 * retainGrace) }
 	s.Retain(all, hosted)
 	if n := len(partitions(s)); n != 2 {
@@ -191,7 +191,7 @@ func TestStoreRetainHostedPartitions(t *testing.T) {
 	}
 	s.now = func() time.Time { return time.Now().Add(hostedGrace + time.Minute) }
 	s.Retain(all, hosted)
-	if _, ok := partitions(s)[PartitionKey{"orders", 1}]; ok || len(partitions(s)) != 1 {
+	if _, ok := partitions(s)[logparse.PartitionKey{Topic: "orders", Partition: 1}]; ok || len(partitions(s)) != 1 {
 		t.Errorf("want only the hosted orders-0 left, got %v", partitions(s))
 	}
 }
@@ -244,7 +244,7 @@ func TestStorePendingISRShrink(t *testing.T) {
 func TestStoreCountsISRChangesTheLogDoesNotShow(t *testing.T) {
 	s := NewStore(nil)
 	counters := func() (uint64, uint64) {
-		p := partitions(s)[PartitionKey{"orders", 0}]
+		p := partitions(s)[logparse.PartitionKey{Topic: "orders", Partition: 0}]
 		return p.Counters[ISRShrinks], p.Counters[ISRExpands]
 	}
 	s.ObserveISR("orders", 0, 3)

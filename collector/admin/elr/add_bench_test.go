@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkAddPage(b *testing.B) {
 	page := syntheticPage(0)
 	b.ReportAllocs()
 	for b.Loop() {
-		res := &Result{Partitions: make(map[Key]Partition), Described: make(map[string]int32)}
+		res := &Result{Partitions: make(map[logparse.PartitionKey]Partition), Described: make(map[string]int32)}
 		var budget pageBudget
 		if _, err := res.add(page, &budget, maxPartitions, maxReplicaIDs); err != nil {
 			b.Fatal(err)
@@ -62,7 +63,7 @@ func TestResultHeapFor100kPartitions(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	res := &Result{Partitions: make(map[Key]Partition), Described: make(map[string]int32)}
+	res := &Result{Partitions: make(map[logparse.PartitionKey]Partition), Described: make(map[string]int32)}
 	var budget pageBudget
 	for _, p := range pages {
 		if _, err := res.add(p, &budget, maxPartitions, maxReplicaIDs); err != nil {

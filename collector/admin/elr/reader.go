@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -32,12 +33,6 @@ const (
 	maxReplicaIDs = 4 * maxPartitions
 )
 
-// Key names one partition.
-type Key struct {
-	Topic     string
-	Partition int32
-}
-
 // Partition is one partition's ELR state as the controller last published it.
 type Partition struct {
 	// ELR are replicas outside the ISR that still hold every committed
@@ -58,7 +53,7 @@ type Result struct {
 	// Partitions holds only the partitions with a non-empty ELR or
 	// last-known ELR: on a healthy cluster that is none, so a Read of any
 	// size keeps almost nothing. Use Lookup, which knows the rest.
-	Partitions map[Key]Partition
+	Partitions map[logparse.PartitionKey]Partition
 	// Described is, per topic, one more than the highest partition the
 	// broker described (its partition count).
 	Described map[string]int32
@@ -76,7 +71,7 @@ func (res *Result) Lookup(topic string, partition int32) (p Partition, ok bool) 
 	if partition < 0 || partition >= res.Described[topic] {
 		return Partition{}, false
 	}
-	return res.Partitions[Key{Topic: topic, Partition: partition}], true
+	return res.Partitions[logparse.PartitionKey{Topic: topic, Partition: partition}], true
 }
 
 // Reader reads ELR over one franz-go client kept across Reads.
@@ -177,7 +172,7 @@ func finalizedLevel(resp *kmsg.ApiVersionsResponse, feature string) int16 {
 
 // describe follows the response cursor until the broker returns none.
 func (r *Reader) describe(ctx context.Context, broker *kgo.Broker, topics []string) (*Result, error) {
-	res := &Result{Enabled: true, Partitions: make(map[Key]Partition), Described: make(map[string]int32)}
+	res := &Result{Enabled: true, Partitions: make(map[logparse.PartitionKey]Partition), Described: make(map[string]int32)}
 	req := kmsg.NewPtrDescribeTopicPartitionsRequest()
 	req.ResponsePartitionLimit = r.pageLimit
 	for _, t := range topics {
@@ -291,7 +286,7 @@ func (res *Result) add(resp *kmsg.DescribeTopicPartitionsResponse, b *pageBudget
 			// A partition without a leader still carries its ELR, which
 			// is then what matters most, so partition errors are kept.
 			if len(p.EligibleLeaderReplicas) > 0 || len(p.LastKnownELR) > 0 {
-				k := Key{Topic: *t.Topic, Partition: p.Partition}
+				k := logparse.PartitionKey{Topic: *t.Topic, Partition: p.Partition}
 				res.Partitions[k] = Partition{ELR: take(p.EligibleLeaderReplicas), LastKnownELR: take(p.LastKnownELR)}
 			}
 		}

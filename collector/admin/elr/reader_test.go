@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -219,9 +220,9 @@ func TestReadKeepsEachPartitionsEligibleLeaderReplicas(t *testing.T) {
 		}
 	}
 	// Appending to one partition's set must not write into another's.
-	o1 := res.Partitions[Key{"orders", 1}]
+	o1 := res.Partitions[logparse.PartitionKey{Topic: "orders", Partition: 1}]
 	_ = append(o1.ELR, 9)
-	if got := res.Partitions[Key{"orders", 1}].LastKnownELR; !slices.Equal(got, []int32{1}) {
+	if got := res.Partitions[logparse.PartitionKey{Topic: "orders", Partition: 1}].LastKnownELR; !slices.Equal(got, []int32{1}) {
 		t.Errorf("append to ELR changed LastKnownELR to %v", got)
 	}
 }

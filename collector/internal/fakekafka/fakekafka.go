@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -20,12 +21,6 @@ import (
 // debugReplicaID is Kafka's DEBUGGING_REPLICA_ID: ListOffsets with it asks
 // a replica for its own log end offset.
 const debugReplicaID = -2
-
-// Key names a partition.
-type Key struct {
-	Topic     string
-	Partition int32
-}
 
 // Kafka is a kfake cluster with the hooks the admin tests need: request
 // counting, a Metadata rewrite (kfake always reports ISR == replicas) and a
@@ -40,12 +35,12 @@ type Kafka struct {
 	mdBase    *kmsg.MetadataResponse
 	mdRewrite func(topic string, p *kmsg.MetadataResponseTopicPartition)
 	// offsets, when set, answers every ListOffsets LATEST.
-	offsets map[Key]*Offsets
+	offsets map[logparse.PartitionKey]*Offsets
 	// elr, when set, answers DescribeTopicPartitions (kfake has no ELR).
-	elr map[Key]ELR
+	elr map[logparse.PartitionKey]ELR
 	// reassignments, when set, answers ListPartitionReassignments (kfake
 	// never has one in progress).
-	reassignments map[Key]Reassignment
+	reassignments map[logparse.PartitionKey]Reassignment
 }
 
 // ELR is one partition's Eligible Leader Replicas and last-known ELR.
@@ -130,7 +125,7 @@ func (f *Kafka) install() {
 				sp := kmsg.NewListOffsetsResponseTopicPartition()
 				sp.Partition = rp.Partition
 				sp.LeaderEpoch = -1
-				o := f.offsets[Key{rt.Topic, rp.Partition}]
+				o := f.offsets[logparse.PartitionKey{Topic: rt.Topic, Partition: rp.Partition}]
 				switch {
 				case o == nil:
 					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
@@ -168,7 +163,7 @@ func (f *Kafka) installCanned() {
 		asked := func(topic string) bool {
 			return len(req.Topics) == 0 || slices.ContainsFunc(req.Topics, func(t kmsg.DescribeTopicPartitionsRequestTopic) bool { return t.Topic == topic })
 		}
-		keys := slices.SortedFunc(maps.Keys(f.elr), func(a, b Key) int {
+		keys := slices.SortedFunc(maps.Keys(f.elr), func(a, b logparse.PartitionKey) int {
 			return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 		})
 		for _, k := range keys {
@@ -206,7 +201,7 @@ func (f *Kafka) installCanned() {
 			st := kmsg.NewListPartitionReassignmentsResponseTopic()
 			st.Topic = rt.Topic
 			for _, id := range rt.Partitions {
-				r, ok := f.reassignments[Key{rt.Topic, id}]
+				r, ok := f.reassignments[logparse.PartitionKey{Topic: rt.Topic, Partition: id}]
 				if !ok {
 					continue
 				}
@@ -225,7 +220,7 @@ func (f *Kafka) installCanned() {
 
 // SetELR makes every DescribeTopicPartitions answer the table's partitions
 // of the topics asked for; list every partition of a topic, empty ones too.
-func (f *Kafka) SetELR(elr map[Key]ELR) {
+func (f *Kafka) SetELR(elr map[logparse.PartitionKey]ELR) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.elr = elr
@@ -233,11 +228,11 @@ func (f *Kafka) SetELR(elr map[Key]ELR) {
 
 // SetReassignments makes every ListPartitionReassignments answer from the
 // table; an empty table means none in progress.
-func (f *Kafka) SetReassignments(rs map[Key]Reassignment) {
+func (f *Kafka) SetReassignments(rs map[logparse.PartitionKey]Reassignment) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if rs == nil {
-		rs = map[Key]Reassignment{}
+		rs = map[logparse.PartitionKey]Reassignment{}
 	}
 	f.reassignments = rs
 }
@@ -268,11 +263,11 @@ func (f *Kafka) RewriteMetadata(rewrite func(topic string, p *kmsg.MetadataRespo
 
 // SetOffsets makes every ListOffsets LATEST answer from the table; a
 // partition not in it answers UNKNOWN_TOPIC_OR_PARTITION.
-func (f *Kafka) SetOffsets(k Key, o Offsets) {
+func (f *Kafka) SetOffsets(k logparse.PartitionKey, o Offsets) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.offsets == nil {
-		f.offsets = make(map[Key]*Offsets)
+		f.offsets = make(map[logparse.PartitionKey]*Offsets)
 	}
 	f.offsets[k] = &o
 }
