@@ -67,7 +67,7 @@ run: build
 	$(GO) run ./e2e/cmd/devcluster
 
 bench:
-	bash docs/bench.sh
+	bash bench/bench.sh
 
 # Redraws docs/dashboard.png: the overview's panels from the alert loop's Prometheus (two nodes down, then restarted).
 dashboard-png:

@@ -1,5 +1,5 @@
 // Command kfake serves an in-memory Kafka (franz-go's kfake) with many
-// partitions in its own process, so docs/admin-cost.sh can measure the
+// partitions in its own process, so bench/admin-cost.sh can measure the
 // exporter's admin half alone: its CPU, its RSS and its refresh time, none of
 // them mixed with the fake cluster's own (the in-process benchmarks cannot
 // separate them).

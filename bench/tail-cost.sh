@@ -1,13 +1,13 @@
 #!/bin/sh
-# cpu-cost.sh measures the follower alone beside a 100k lines/s writer:
+# tail-cost.sh measures the follower (collector/tail) alone beside a 100k lines/s writer:
 # % of a core and max RSS from /usr/bin/time -v.
-# Usage: collector/tail/cpu-cost.sh [seconds]
+# Usage: bash bench/tail-cost.sh [seconds]
 set -eu
 secs=${1:-20}
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/tailcost" ./collector/tail/internal/tailcost
+go build -o "$work/tailcost" ./bench/tailcost
 : >"$work/server.log"
 /usr/bin/time -v "$work/tailcost" follow -path "$work/server.log" -seconds $((secs + 2)) \
 	>"$work/follow.out" 2>"$work/time.out" &

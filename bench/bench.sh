@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Reproduces the figures in docs/benchmarks.md. Run it on a quiet machine:
-#   bash docs/bench.sh              # everything, on a ≈1 GB genlog file (4M lines)
-#   bash docs/bench.sh verify       # one part: verify | parser | metrics | follower | sidecar | admin
-#   LINES=200000 bash docs/bench.sh # quick look
+#   bash bench/bench.sh              # everything, on a ≈1 GB genlog file (4M lines)
+#   bash bench/bench.sh verify       # one part: verify | parser | metrics | follower | sidecar | admin
+#   LINES=200000 bash bench/bench.sh # quick look
 # Everything is measured side by side in one run, because these machines are noisy.
 # verify exits 1 on this file (genlog injects violations); that is expected.
 set -euo pipefail
@@ -63,13 +63,13 @@ fi
 if want follower; then
 echo "== follower throughput and CPU cost beside a 100k lines/s writer"
 go test -run '^$' -bench FollowerThroughput -benchtime 20x ./collector/tail/
-bash collector/tail/cpu-cost.sh 15
+bash bench/tail-cost.sh 15
 fi
 if want sidecar; then
 echo "== the whole sidecar beside a 100k lines/s broker log, 10k partitions"
-SHARED="$SHARED" bash docs/sidecar-cost.sh 15
+bash bench/sidecar-cost.sh 15
 fi
 if want admin; then
 echo "== the admin half alone at 100k partitions (kfake in another process)"
-bash docs/admin-cost.sh 5
+bash bench/admin-cost.sh 5
 fi

@@ -1,21 +1,20 @@
 #!/usr/bin/env bash
 # Measures the whole sidecar (follow + split + parse + check + state) beside a broker log
-# written at 100k lines/s: a TRACE-heavy genlog.py mix over 10,000 partitions, rotated by rename
+# written at 100k lines/s: the project's genlog mix (internal/genlog) over 10,000 partitions, rotated by rename
 # every 200k lines. Prints the exporter's CPU (% of a core) and max RSS from /usr/bin/time -v,
 # and checks that every line was read. The first figure is the follow cost alone (from /proc, before
-# any scrape); /usr/bin/time's figures at the end include the two scrapes of ~140k series. Usage: bash docs/sidecar-cost.sh [seconds]
+# any scrape); /usr/bin/time's figures at the end include the two scrapes of ~140k series. Usage: bash bench/sidecar-cost.sh [seconds]
 # BIN=path measures another build (for before/after runs, interleaved); by default `make build`'s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-20}
 RATE=${RATE:-100000}
-SHARED=${SHARED:-../shared}
 work=$(mktemp -d)
 trap 'kill $exp 2>/dev/null || true; rm -rf "$work"' EXIT
 BIN=${BIN:-}
 if [ -z "$BIN" ]; then make -s build; BIN=bin/kafka_replication_exporter; fi
-python3 "$SHARED/bench/genlog.py" --lines $((SECS * RATE)) --partitions 10000 --seed 3 \
-  --out "$work/src.log" --manifest "$work/m.json" >/dev/null
+go run ./internal/genlog/cmd/genlog -lines $((SECS * RATE)) -partitions 10000 -seed 3 \
+  -manifest "$work/m.json" >"$work/src.log"
 : >"$work/server.log"
 /usr/bin/time -v "$BIN" serve --log.file="$work/server.log" \
   --web.listen-address=127.0.0.1:19742 --web.disable-exporter-metrics 2>"$work/time.out" >/dev/null &
