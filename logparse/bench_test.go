@@ -227,10 +227,10 @@ func TestParseAllocs(t *testing.T) {
 
 // BenchmarkMachineByteLoop is not about the parser: a plain loop summing
 // 1,000 bytes, to put the parser's ns/op in proportion when comparing
-// machines. A core that retires one add per clock does it in 1,000 clocks
-// (0.33 µs at 3 GHz). The loop is a separate function on purpose: inside a
-// b.Loop body the compiler keeps the running sum in memory, and that
-// measured the store-to-load latency (≈5× slower), not the machine.
+// machines: a core that retires one add per clock does it in 1,000 clocks.
+// The loop is a separate function on purpose: inside a b.Loop body the
+// compiler keeps the running sum in memory, and that measured the
+// store-to-load latency, not the machine.
 func BenchmarkMachineByteLoop(b *testing.B) {
 	buf := make([]byte, 1000)
 	for i := range buf {

@@ -86,9 +86,8 @@ func (p *Parser) Parse(rec Record) (ev Event, ok bool) {
 	return ev, ok
 }
 
-// ParseInto is Parse writing into *ev, for hot loops: Event is 416 bytes,
-// and returning it by value costs more than rejecting a line that is not
-// ours. When it returns false, *ev holds garbage and must not be used.
+// ParseInto is Parse writing into *ev, for hot loops: Event is large, and
+// returning it by value costs more than rejecting a line that is not ours. When it returns false, *ev holds garbage and must not be used.
 func (p *Parser) ParseInto(rec *Record, ev *Event) bool {
 	// Most lines of a busy log are not ours: a default-layout line is
 	// rejected here on its message's first bytes, before parse sets up the

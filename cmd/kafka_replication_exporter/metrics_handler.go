@@ -18,9 +18,9 @@ import (
 
 // metricsHandler serves the telemetry path in place of promhttp.HandlerFor:
 // the registry's families (build info, Go and process) are gathered, and
-// every kafka_replication_* family is written by collector.WriteText, which
-// at 10k-100k partitions is 25-30 times cheaper than Gather plus expfmt (see
-// docs/design.md). It keeps promhttp's behaviour: max-in-flight, gzip,
+// every kafka_replication_* family is written by collector.WriteText, because
+// at tens of thousands of partitions Gather plus expfmt cost far more CPU
+// and memory than the scrape interval allows (docs/design.md). It keeps promhttp's behaviour: max-in-flight, gzip,
 // name[] selection, and ContinueOnError (a registry error is logged and what
 // was gathered is still served).
 //

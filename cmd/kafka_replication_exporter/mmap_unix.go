@@ -9,7 +9,8 @@ import (
 
 // mapFile maps a whole regular file read-only, so verify splits lines
 // straight out of the page cache instead of copying every byte through
-// read(2) and two bufio buffers (a tenth of verify's time on a 1 GB log).
+// read(2) and two bufio buffers, a copy that shows in verify's time on
+// large logs.
 // ok=false means "read it the ordinary way" (empty file, not mappable).
 // A file truncated while mapped faults on access; scanFiles turns that
 // fault into an error (see readFault).

@@ -5,8 +5,9 @@
 //
 // # Why not a library
 //
-// The candidates were measured (docs/tailer.md). hpcloud/tail is only obtainable as its 2016 v1.0.0 and lost 17,850 of
-// 20,000 lines after one rotation. nxadm/tail v1.4.11 with CompleteLines and
+// The candidates were measured (docs/tailer.md has the figures). hpcloud/tail
+// is only obtainable as its 2016 v1.0.0 and lost most lines after one
+// rotation. nxadm/tail v1.4.11 with CompleteLines and
 // inotify passes realistic runs, but it calls os.Exit on stat errors and on
 // inotify-limit failures, reopens on rename without draining the old
 // descriptor, drops a pending fragment at rotation and keeps a process-wide
