@@ -30,7 +30,9 @@ func NewAdminMetrics(src AdminSnapshots, partitionLabels bool) *AdminMetrics {
 
 // adminScrape is one scrape's view of a snapshot, pooled between scrapes.
 type adminScrape struct {
-	ordered []orderedPartition
+	s       *admin.Snapshot
+	ordered bool // the fields below are laid out for s
+	parts   []orderedPartition
 	rows    []partitionRow
 	lags    []lagRef
 	stalls  []stallRef
@@ -45,13 +47,14 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	sc := adminScrapePool.Get().(*adminScrape)
 	tables := []*Table{refreshTable(s), requestErrorTable(s), disagreementTable(s), topicMinISRTable(s), brokerTable(s)}
 	if m.partitionLabels {
-		sc.orderPartitions(s)
+		sc.s, sc.ordered = s, false
 		tables = append(tables, sc.partitionTable(), sc.lagTable(), sc.stallTable())
 	} else {
 		tables = append(tables, sc.rollupTable(s))
 	}
 	return tables, func() {
-		clear(sc.ordered) // drop the pointers into the snapshot
+		sc.s = nil
+		clear(sc.parts) // drop the pointers into the snapshot
 		adminScrapePool.Put(sc)
 	}
 }
@@ -133,13 +136,13 @@ type partitionRow struct {
 	reassigning, urpByMove              bool
 }
 
-// lagRef is one replica lag series: the partition is ordered[at].
+// lagRef is one replica lag series: the partition is parts[at].
 type lagRef struct {
 	lag         int64
 	replica, at int32
 }
 
-// stallRef is one stall cause series: the partition is ordered[at].
+// stallRef is one stall cause series: the partition is parts[at].
 type stallRef struct {
 	cause string
 	at    int32
@@ -147,10 +150,15 @@ type stallRef struct {
 
 // orderPartitions lays out the snapshot's partitions, replica lags and
 // stalls in the order Prometheus sorts their series, so that the table
-// writer finds them sorted and does not sort them again.
-func (sc *adminScrape) orderPartitions(s *admin.Snapshot) {
-	sc.ordered = seriesOrder(sc.ordered, s)
-	ordered := sc.ordered
+// writer finds them sorted and does not sort them again. It runs once per
+// scrape, for the first of the three tables written.
+func (sc *adminScrape) orderPartitions() {
+	if sc.ordered {
+		return
+	}
+	sc.ordered = true
+	sc.parts = seriesOrder(sc.parts, sc.s)
+	ordered := sc.parts
 	sc.rows = slices.Grow(sc.rows[:0], len(ordered))
 	sc.stalls = sc.stalls[:0]
 	for k := range ordered {
@@ -197,14 +205,13 @@ func (sc *adminScrape) orderPartitions(s *admin.Snapshot) {
 }
 
 func (sc *adminScrape) partitionTable() *Table {
-	ordered, rows := sc.ordered, sc.rows
 	gauge := func(f *Family, v func(r *partitionRow) (float64, bool)) Column {
-		return Column{f, func(row int) (float64, bool) { return v(&rows[row]) }}
+		return Column{f, func(row int) (float64, bool) { return v(&sc.rows[row]) }}
 	}
 	return &Table{
-		Rows: len(rows),
+		Prepare: func(t *Table) { sc.orderPartitions(); t.Rows = len(sc.rows) },
 		Labels: func(row int, values []string) {
-			values[0], values[1] = ordered[row].id, ordered[row].Topic
+			values[0], values[1] = sc.parts[row].id, sc.parts[row].Topic
 		},
 		Columns: []Column{
 			gauge(replicasFamily, func(r *partitionRow) (float64, bool) { return float64(r.replicas), true }),
@@ -234,26 +241,26 @@ func (sc *adminScrape) partitionTable() *Table {
 }
 
 func (sc *adminScrape) lagTable() *Table {
-	ordered, lags := sc.ordered, sc.lags
 	return &Table{
-		Rows: len(lags),
+		Prepare: func(t *Table) { sc.orderPartitions(); t.Rows = len(sc.lags) },
 		Labels: func(row int, values []string) {
-			p := &ordered[lags[row].at]
-			values[0], values[1], values[2] = p.id, idLabel(lags[row].replica), p.Topic
+			l := &sc.lags[row]
+			p := &sc.parts[l.at]
+			values[0], values[1], values[2] = p.id, idLabel(l.replica), p.Topic
 		},
 		Columns: []Column{
-			{replicaLagFamily, func(row int) (float64, bool) { return float64(lags[row].lag), true }},
+			{replicaLagFamily, func(row int) (float64, bool) { return float64(sc.lags[row].lag), true }},
 		},
 	}
 }
 
 func (sc *adminScrape) stallTable() *Table {
-	ordered, stalls := sc.ordered, sc.stalls
 	return &Table{
-		Rows: len(stalls),
+		Prepare: func(t *Table) { sc.orderPartitions(); t.Rows = len(sc.stalls) },
 		Labels: func(row int, values []string) {
-			p := &ordered[stalls[row].at]
-			values[0], values[1], values[2] = stalls[row].cause, p.id, p.Topic
+			st := &sc.stalls[row]
+			p := &sc.parts[st.at]
+			values[0], values[1], values[2] = st.cause, p.id, p.Topic
 		},
 		Columns: []Column{
 			{stallCauseFamily, func(int) (float64, bool) { return 1, true }},

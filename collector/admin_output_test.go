@@ -178,6 +178,9 @@ func TestAdminTablesInSeriesOrder(t *testing.T) {
 	for _, labels := range []bool{true, false} {
 		tables, release := NewAdminMetrics(newSnapshotSource(adminSnapshot()), labels).Tables()
 		for _, tb := range tables {
+			if tb.Prepare != nil {
+				tb.Prepare(tb)
+			}
 			n := len(tb.Columns[0].Family.Labels)
 			if n == 0 || tb.Columns[0].Family == requestErrorsFamily || tb.Columns[0].Family == disagreementsFamily || tb.Columns[0].Family == brokerResponsiveFamily {
 				continue // small tables the writer may sort

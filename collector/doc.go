@@ -34,6 +34,9 @@
 // block once per scrape, escapes label values as expfmt does and writes a
 // value that is not valid UTF-8 with U+FFFD in place of the invalid bytes.
 //
+// A table whose layout is costly (the admin partitions, sorted into series
+// order) sets Prepare, which runs only when one of its families is written.
+//
 // The log half (log_metrics.go) and the admin half (admin_metrics.go) are
 // both TableSources; the registry holds only the build info, Go and process
 // collectors, which WriteText merges in by family name.

@@ -230,15 +230,58 @@ type directFamily struct {
 	i   int // which column of r's table
 }
 
+// expositionScratch is one scrape's working memory, pooled between scrapes.
+// The k-th table of a scrape gets renderers[k]: the sources return their
+// tables in the same order every scrape, so each renderer's buffers stay
+// sized for the same table.
 type expositionScratch struct {
-	w    textWriter
-	fams []directFamily
-	rels []func()
+	w         textWriter
+	fams      []directFamily
+	rels      []func()
+	renderers []*tableRenderer
+	used      int // renderers in use by this scrape
 }
 
 var expositionPool = sync.Pool{New: func() any {
 	return &expositionScratch{w: textWriter{buf: make([]byte, 0, flushAt+4096)}}
 }}
+
+// add snapshots src and lists the families of its tables.
+func (sc *expositionScratch) add(src TableSource) {
+	tables, release := src()
+	for _, t := range tables {
+		if sc.used == len(sc.renderers) {
+			sc.renderers = append(sc.renderers, new(tableRenderer))
+		}
+		r := sc.renderers[sc.used]
+		sc.used++
+		r.t, r.prepared = t, false
+		for i, c := range t.Columns {
+			if !slices.Equal(c.Family.Labels, t.Columns[0].Family.Labels) {
+				panic("collector: columns of one table with different labels: " + c.Family.Name)
+			}
+			sc.fams = append(sc.fams, directFamily{fam: c.Family.text, r: r, i: i})
+		}
+	}
+	if release != nil {
+		sc.rels = append(sc.rels, release)
+	}
+}
+
+// reset lets go of this scrape's snapshots, keeping the buffers.
+func (sc *expositionScratch) reset() {
+	for _, r := range sc.renderers[:sc.used] {
+		r.t = nil
+		clear(r.values) // drop the strings of this scrape's snapshot
+	}
+	sc.used = 0
+	for _, rel := range sc.rels {
+		rel()
+	}
+	clear(sc.fams)
+	clear(sc.rels)
+	sc.fams, sc.rels = sc.fams[:0], sc.rels[:0]
+}
 
 // WriteText writes the gathered registry families mfs (sorted by name, as
 // Gather returns them) and the tables of srcs to out, merged in
@@ -251,13 +294,10 @@ func WriteText(out io.Writer, mfs []*dto.MetricFamily, keep func(name string) bo
 	sc := expositionPool.Get().(*expositionScratch)
 	w := &sc.w
 	w.out, w.err = out, nil
-	fams := sc.fams[:0]
-	rels := sc.rels[:0]
 	for _, s := range srcs {
-		var rel func()
-		fams, rel = s.textFamilies(fams)
-		rels = append(rels, rel)
+		sc.add(s)
 	}
+	fams := sc.fams
 	slices.SortFunc(fams, func(a, b directFamily) int { return strings.Compare(a.fam.name, b.fam.name) })
 
 	var encErr error
@@ -288,12 +328,7 @@ func WriteText(out io.Writer, mfs []*dto.MetricFamily, keep func(name string) bo
 		err = encErr
 	}
 
-	for _, rel := range rels {
-		rel()
-	}
-	clear(fams)
-	clear(rels)
-	sc.fams, sc.rels = fams[:0], rels[:0]
+	sc.reset()
 	w.out, w.err = nil, nil
 	if cap(w.buf) <= 4*flushAt {
 		expositionPool.Put(sc)

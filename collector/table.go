@@ -3,7 +3,6 @@ package collector
 import (
 	"slices"
 	"strconv"
-	"sync"
 )
 
 // A Table is how state becomes metrics (see the package doc): rows that
@@ -16,10 +15,15 @@ import (
 // (every column of a table has the same label names; families without
 // labels need no Labels, and have one row). A column's Value returns ok
 // false for a row without a sample in that family.
+//
+// Prepare, if set, is called before the first column of the table is
+// written, and may set Rows: a scrape that selects none of the table's
+// families (name[]=…) then skips laying out its rows.
 type Table struct {
 	Rows    int
 	Labels  func(row int, values []string)
 	Columns []Column
+	Prepare func(t *Table)
 }
 
 // Column is one family of a Table.
@@ -34,35 +38,10 @@ type Column struct {
 // that the snapshot can be reused.
 type TableSource func() (tables []*Table, release func())
 
-func (s TableSource) textFamilies(fams []directFamily) ([]directFamily, func()) {
-	tables, release := s()
-	renderers := make([]*tableRenderer, len(tables))
-	for k, t := range tables {
-		r := tableRendererPool.Get().(*tableRenderer)
-		r.t, r.prepared = t, false
-		renderers[k] = r
-		for i, c := range t.Columns {
-			if !slices.Equal(c.Family.Labels, t.Columns[0].Family.Labels) {
-				panic("collector: columns of one table with different labels: " + c.Family.Name)
-			}
-			fams = append(fams, directFamily{fam: c.Family.text, r: r, i: i})
-		}
-	}
-	return fams, func() {
-		for _, r := range renderers {
-			r.t = nil
-			clear(r.values) // drop the strings of this scrape's snapshot
-			tableRendererPool.Put(r)
-		}
-		if release != nil {
-			release()
-		}
-	}
-}
-
 // tableRenderer renders one table's columns; its label blocks are built on
 // the first column actually written, so a scrape that selects other families
-// (name[]=…) does not pay for them. Its buffers are reused between scrapes.
+// (name[]=…) does not pay for them. Its buffers are reused between scrapes
+// (expositionScratch).
 type tableRenderer struct {
 	t        *Table
 	prepared bool
@@ -71,11 +50,12 @@ type tableRenderer struct {
 	labels   labelBlocks
 }
 
-var tableRendererPool = sync.Pool{New: func() any { return new(tableRenderer) }}
-
 func (r *tableRenderer) prepare() {
 	r.prepared = true
 	t := r.t
+	if t.Prepare != nil {
+		t.Prepare(t)
+	}
 	names := t.Columns[0].Family.Labels
 	n := len(names)
 	r.values = slices.Grow(r.values[:0], t.Rows*n)[:t.Rows*n]

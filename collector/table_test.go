@@ -135,3 +135,30 @@ func TestTableWithoutLabels(t *testing.T) {
 	}
 	checkExposition(t, text)
 }
+
+// A table's Prepare runs only when one of its families is written, once
+// however many columns it has, and may set Rows.
+func TestTablePrepareOnlyWhenWritten(t *testing.T) {
+	prepared := 0
+	src := TableSource(func() ([]*Table, func()) {
+		return []*Table{{
+			Prepare: func(t *Table) { prepared++; t.Rows = 2 },
+			Labels:  func(row int, v []string) { v[0], v[1] = "f", []string{"a", "b"}[row] },
+			Columns: []Column{
+				{testLabelFamilies[0], func(row int) (float64, bool) { return float64(row), true }},
+				{testLabelFamilies[1], func(row int) (float64, bool) { return 1, true }},
+			},
+		}}, nil
+	})
+	var b strings.Builder
+	if err := WriteText(&b, nil, func(string) bool { return false }, src); err != nil {
+		t.Fatal(err)
+	}
+	if prepared != 0 || b.Len() != 0 {
+		t.Errorf("want no preparation and no output when no family is kept, got %d and %q", prepared, b.String())
+	}
+	samples := checkExposition(t, scrapeText(t, src))
+	if prepared != 1 || samples[testLabelFamilies[0].Name] != 2 || samples[testLabelFamilies[1].Name] != 2 {
+		t.Errorf("want one preparation and the rows it set, got %d and %v", prepared, samples)
+	}
+}
