@@ -57,7 +57,7 @@ echo "== parser (ours vs a regexp baseline), splitter; BenchmarkMachineByteLoop 
 go test -run '^$' -bench . -benchmem -count 3 ./logparse/
 fi
 if want metrics; then
-echo "== /metrics render (old registry path vs direct text), admin refresh and processing (in process, kfake included)"
+echo "== /metrics render (the table writer), admin refresh and processing (in process, kfake included)"
 go test -run '^$' -bench 'LogMetrics10kPartitions|Admin' -benchmem -benchtime 3x ./collector/ ./collector/admin/
 fi
 if want follower; then
