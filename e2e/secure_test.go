@@ -53,7 +53,7 @@ func TestSecureAdmin(t *testing.T) {
 			saslPort[n.ID] = port
 			sasl := fmt.Sprintf("SASL_SSL://127.0.0.1:%d", port)
 			return map[string]string{
-				"listeners":            "PLAINTEXT://" + n.BrokerAddr + ",CONTROLLER://" + n.ControllerAddr + "," + sasl,
+				"listeners":            "PLAINTEXT://" + n.BrokerAddr + "," + sasl,
 				"advertised.listeners": "PLAINTEXT://" + n.BrokerAddr + "," + sasl,
 			}
 		},
