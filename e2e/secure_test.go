@@ -38,7 +38,7 @@ func TestSecureAdmin(t *testing.T) {
 
 	saslPort := map[int32]int{}
 	c := harness.StartT(t, harness.Options{
-		Version: "4.1.1",
+		Version: kafkaCurrent,
 		BrokerConfig: map[string]string{
 			"listener.security.protocol.map":                               "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL",
 			"sasl.enabled.mechanisms":                                      "SCRAM-SHA-256,SCRAM-SHA-512",

@@ -13,7 +13,7 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
 
-// TestSidecar runs one exporter beside each node of a Kafka 4.1.1 cluster,
+// TestSidecar runs one exporter beside each broker of a current Kafka cluster,
 // as deployed (own logs, own broker's admin API, leader-scoped series), and
 // follows /metrics through a follower crash, the loss of two nodes and a
 // leader crash.
@@ -23,7 +23,7 @@ func TestSidecar(t *testing.T) {
 	}
 	start := time.Now()
 	defer func() { t.Logf("TestSidecar wall time %v", time.Since(start).Round(time.Second)) }()
-	c := harness.StartT(t, harness.Options{Version: "4.1.1"})
+	c := harness.StartT(t, harness.Options{Version: kafkaCurrent})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
