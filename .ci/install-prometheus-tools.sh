@@ -10,7 +10,6 @@
 #   cold, empty GOCACHE and GOMODCACHE:     1335 s wall, 355 s CPU, 1.1 GB RSS peak
 #   modules cached, empty build cache:       617 s wall, 362 s CPU
 #   warm, both cached (relink only):          11 s wall,  13 s CPU
-# On an idle machine the CPU figure bounds the wall time: about 3 minutes cold.
 #
 # promtool is pinned to 3.x on purpose: Prometheus 3 made range selectors
 # left-open, so Debian's promtool 2.42 evaluates the same rule test
