@@ -1,6 +1,6 @@
 # kafka_replication_exporter — the targets the README names.
 #
-#   make run     a local 3-broker Kafka (real Apache Kafka from Maven Central), one exporter per broker,
+#   make run     a local Kafka, 3 brokers + 1 controller (real Apache Kafka from Maven Central), one exporter per broker,
 #                Prometheus + Alertmanager with the shipped rules; prints the URLs; Ctrl-C stops everything
 #   make test    everything CI runs: vet, unit + golden + fuzz seeds, promtool rule tests, dashboard checks,
 #                docs freshness, the real-Kafka scenarios and the alert loop
@@ -63,8 +63,11 @@ docs-check:
 e2e:
 	bash .ci/e2e.sh
 
+# A built binary, not `go run`: go run exits 1 when its child is interrupted, so Ctrl-C ended
+# `make run` with an error; devcluster itself stops its children and exits 0 on SIGINT/SIGTERM.
 run: build
-	$(GO) run ./e2e/cmd/devcluster
+	$(GO) build -o bin/devcluster ./e2e/cmd/devcluster
+	exec bin/devcluster
 
 bench:
 	bash bench/bench.sh

@@ -22,7 +22,8 @@ if [ -z "$failed" ]; then
 	tail -n 60 "$log" >&2
 	exit $rc
 fi
-echo "RETRY: running the failed e2e tests once more: $failed"
+# The marker goes to e2e.log too: a clean run is one whose e2e.log has no RETRY.
+echo "RETRY: running the failed e2e tests once more: $failed" | tee -a "$log"
 $GO test -count=1 -timeout 30m -v -run "^(${failed})\$" ./e2e/... >"$log.retry" 2>&1
 rc=$?
 grep -E '^(--- (PASS|FAIL|SKIP)|PASS|FAIL|ok|panic)' "$log.retry"

@@ -27,7 +27,7 @@ const (
 	baselineWindow = 80 * time.Second
 )
 
-// TestAlertLoop runs the whole alerting path on Kafka 4.1.1: sidecars →
+// TestAlertLoop runs the whole alerting path on the current Kafka: sidecars →
 // Prometheus evaluating alerts/kafka-replication.rules.yml (time-scaled) →
 // Alertmanager → a webhook receiver in the test. A healthy cluster under
 // traffic pages nobody; losing two of three nodes pages under-min-ISR for
@@ -52,7 +52,7 @@ func TestAlertLoop(t *testing.T) {
 	// controlled shutdown and an expansion that reaches it through metadata
 	// first are DEBUG lines), and whether the log-derived series existed at all
 	// then depended on timing — the dashboard check failed 2 runs in 8 on 2026-11-30.
-	c := harness.StartT(t, harness.Options{Version: "4.1.1", LogLevels: map[string]string{"kafka.cluster.Partition": "DEBUG"}})
+	c := harness.StartT(t, harness.Options{Version: kafkaCurrent, LogLevels: map[string]string{"kafka.cluster.Partition": "DEBUG"}})
 	const busy, quiet = "busy", "quiet"
 	for _, topic := range []string{busy, quiet} {
 		must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}},

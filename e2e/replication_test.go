@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,26 +10,35 @@ import (
 )
 
 // TestReplication runs the scenarios that keep a cluster consistent on one
-// shared cluster per Kafka version: each leaves every node running and uses
-// its own topic, and verify must pass on all logs afterwards.
+// shared cluster per Kafka version (matrix_test.go says which run where): each
+// leaves every broker running and uses its own topic, and verify must pass on
+// all logs afterwards.
 func TestReplication(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")
 	}
-	for _, version := range harness.Versions {
+	scenarios := []struct {
+		name     string
+		run      func(context.Context, *testing.T, *harness.Cluster)
+		versions []string
+	}{
+		{"baseline", testBaseline, logVersions},
+		{"isr_shrink_expand", testISRShrinkExpand, logVersions},
+		{"under_min_isr", testUnderMinISR, everyVersion},
+		{"leader_failover", testLeaderFailover, logVersions},
+		{"slow_follower", testSlowFollower, logVersions},
+	}
+	var all [][]string
+	for _, s := range scenarios {
+		all = append(all, s.versions)
+	}
+	for _, version := range versionsOf(all...) {
 		t.Run(version, func(t *testing.T) {
 			c := harness.StartT(t, harness.Options{Version: version})
-			scenarios := []struct {
-				name string
-				run  func(context.Context, *testing.T, *harness.Cluster)
-			}{
-				{"baseline", testBaseline},
-				{"isr_shrink_expand", testISRShrinkExpand},
-				{"under_min_isr", testUnderMinISR},
-				{"leader_failover", testLeaderFailover},
-				{"slow_follower", testSlowFollower},
-			}
 			for _, s := range scenarios {
+				if !slices.Contains(s.versions, version) {
+					continue
+				}
 				t.Run(s.name, func(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 					defer cancel()

@@ -17,7 +17,7 @@ func TestRotation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")
 	}
-	for _, version := range harness.Versions {
+	for _, version := range logVersions {
 		t.Run(version, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 			defer cancel()

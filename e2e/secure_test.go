@@ -38,7 +38,7 @@ func TestSecureAdmin(t *testing.T) {
 
 	saslPort := map[int32]int{}
 	c := harness.StartT(t, harness.Options{
-		Version: "4.1.1",
+		Version: kafkaCurrent,
 		BrokerConfig: map[string]string{
 			"listener.security.protocol.map":                               "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL",
 			"sasl.enabled.mechanisms":                                      "SCRAM-SHA-256,SCRAM-SHA-512",
@@ -53,7 +53,7 @@ func TestSecureAdmin(t *testing.T) {
 			saslPort[n.ID] = port
 			sasl := fmt.Sprintf("SASL_SSL://127.0.0.1:%d", port)
 			return map[string]string{
-				"listeners":            "PLAINTEXT://" + n.BrokerAddr + ",CONTROLLER://" + n.ControllerAddr + "," + sasl,
+				"listeners":            "PLAINTEXT://" + n.BrokerAddr + "," + sasl,
 				"advertised.listeners": "PLAINTEXT://" + n.BrokerAddr + "," + sasl,
 			}
 		},

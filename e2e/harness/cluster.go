@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,34 +21,57 @@ import (
 // Options configure a cluster. The zero value runs the primary Kafka version
 // in a new temporary directory.
 type Options struct {
-	Version string // Kafka version, e.g. "4.1.1" (default Versions[0])
+	Version string // Kafka version, e.g. "4.4.0" (default Versions[0])
 	Dir     string // working directory, created if missing (default: a new temp dir)
 	LibsDir string // a Kafka libs/ directory (default: FetchLibs(Version))
 	Logf    func(format string, args ...any)
 
-	Rolling      Rolling           // log file rolling (default: Kafka's hourly rolling)
-	LogLevels    map[string]string // logger → level, set in the logging config from startup
-	BrokerConfig map[string]string // extra or overriding server.properties entries
-	// NodeConfig, when set, adds per-node entries (e.g. an extra listener on
-	// a port of its own) after BrokerConfig.
+	Rolling   Rolling           // log file rolling (default: Kafka's hourly rolling)
+	LogLevels map[string]string // logger → level, set in the logging config from startup
+	// Controllers is the size of the KRaft quorum (default 1). The tests never
+	// stop a controller, so one is enough and saves a JVM; production runs 3.
+	Controllers int
+	// BrokerConfig adds or overrides server.properties entries of the
+	// brokers. A cluster-wide default the controller acts on
+	// (min.insync.replicas, unclean.leader.election.enable,
+	// default.replication.factor, broker.session.timeout.ms) belongs in
+	// ControllerConfig as well.
+	BrokerConfig     map[string]string
+	ControllerConfig map[string]string // the same for the controllers
+	// NodeConfig, when set, adds per-broker entries (e.g. an extra listener
+	// on a port of its own) after BrokerConfig.
 	NodeConfig   func(n *Node) map[string]string
 	StartTimeout time.Duration // per start/restart (default 2 minutes)
 }
 
-// Cluster is a running three-node KRaft cluster. Broker ids are 1, 2, 3.
+// Cluster is a running KRaft cluster laid out as in production: three
+// broker-only nodes with ids 1, 2, 3 and a dedicated controller quorum with
+// ids from 101, so brokers can stop in any number while the metadata keeps
+// moving.
 type Cluster struct {
-	opts      Options
-	java      string
-	libs      string
-	clusterID string
-	nodes     []*Node
+	opts        Options
+	java        string
+	libs        string
+	clusterID   string
+	nodes       []*Node // the brokers, by id
+	controllers []*Node
 }
 
-// Start formats and starts a three-node cluster and waits until every broker
-// is registered and unfenced. On error nothing is left running.
+// brokerCount is fixed: the scenarios and their assertions name brokers 1, 2, 3.
+const brokerCount = 3
+
+// firstControllerID keeps controller ids apart from broker ids, so a log line
+// or a metric naming node 101 cannot be mistaken for a broker.
+const firstControllerID = 101
+
+// Start formats and starts the controllers and three brokers and waits until
+// every broker is registered and unfenced. On error nothing is left running.
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Version == "" {
 		opts.Version = Versions[0]
+	}
+	if opts.Controllers <= 0 {
+		opts.Controllers = 1
 	}
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 2 * time.Minute
@@ -73,37 +97,42 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if c.clusterID, err = randomClusterID(); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(6)
+	ports, err := freePorts(brokerCount + opts.Controllers)
 	if err != nil {
 		return nil, err
 	}
-	var voters []string
-	for i := range 3 {
-		id := int32(i + 1)
+	newNode := func(id int32, role Role) *Node {
 		dir := filepath.Join(opts.Dir, fmt.Sprintf("node-%d", id))
-		n := &Node{
-			ID: id, Dir: dir,
-			LogDir:         filepath.Join(dir, "logs"),
-			DataDir:        filepath.Join(dir, "data"),
-			BrokerAddr:     fmt.Sprintf("127.0.0.1:%d", ports[2*i]),
-			ControllerAddr: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1]),
-			cluster:        c,
-		}
-		c.nodes = append(c.nodes, n)
-		voters = append(voters, fmt.Sprintf("%d@%s", id, n.ControllerAddr))
+		return &Node{ID: id, Role: role, Dir: dir, LogDir: filepath.Join(dir, "logs"),
+			DataDir: filepath.Join(dir, "data"), cluster: c}
 	}
-	for _, n := range c.nodes {
+	var voters []string
+	for i := range opts.Controllers {
+		n := newNode(int32(firstControllerID+i), RoleController)
+		n.ControllerAddr = fmt.Sprintf("127.0.0.1:%d", ports[brokerCount+i])
+		c.controllers = append(c.controllers, n)
+		voters = append(voters, fmt.Sprintf("%d@%s", n.ID, n.ControllerAddr))
+	}
+	for i := range brokerCount {
+		n := newNode(int32(i+1), RoleBroker)
+		n.BrokerAddr = fmt.Sprintf("127.0.0.1:%d", ports[i])
+		c.nodes = append(c.nodes, n)
+	}
+	for _, n := range c.all() {
 		if err := os.MkdirAll(n.LogDir, 0o755); err != nil {
 			return nil, err
 		}
-		extra := opts.BrokerConfig
-		if opts.NodeConfig != nil {
-			extra = make(map[string]string)
-			for k, v := range opts.BrokerConfig {
-				extra[k] = v
-			}
-			for k, v := range opts.NodeConfig(n) {
-				extra[k] = v
+		extra := opts.ControllerConfig
+		if n.Role == RoleBroker {
+			extra = opts.BrokerConfig
+			if opts.NodeConfig != nil {
+				extra = make(map[string]string)
+				for k, v := range opts.BrokerConfig {
+					extra[k] = v
+				}
+				for k, v := range opts.NodeConfig(n) {
+					extra[k] = v
+				}
 			}
 		}
 		props := serverProperties(n, strings.Join(voters, ","), extra)
@@ -115,7 +144,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 	c.logf("Kafka %s, cluster %s in %s", opts.Version, c.clusterID, opts.Dir)
-	if err := c.forEachNode(func(n *Node) error { return c.format(ctx, n) }); err != nil {
+	if err := forEach(c.all(), func(n *Node) error { return c.format(ctx, n) }); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -123,7 +152,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			c.Close()
 		}
 	}()
-	if err := c.forEachNode(func(n *Node) error { return n.start() }); err != nil {
+	// Brokers retry the quorum until it answers, so all start at once.
+	if err := forEach(c.all(), func(n *Node) error { return n.start() }); err != nil {
 		return nil, err
 	}
 	return c, c.WaitReady(ctx)
@@ -181,12 +211,13 @@ func keep(t testing.TB, dir string) {
 	os.RemoveAll(dir)
 }
 
-// Close stops every node (SIGTERM, then SIGKILL after 15s). It is safe to call
-// more than once.
+// Close stops every node (SIGTERM, then SIGKILL after 15s): the brokers
+// first, whose controlled shutdown needs the controllers, then the
+// controllers. It is safe to call more than once.
 func (c *Cluster) Close() {
-	_ = c.forEachNode(func(n *Node) error {
-		return n.stop(context.Background(), syscall.SIGTERM, 15*time.Second)
-	})
+	stop := func(n *Node) error { return n.stop(context.Background(), syscall.SIGTERM, 15*time.Second) }
+	_ = forEach(c.nodes, stop)
+	_ = forEach(c.controllers, stop)
 }
 
 // Version is the Kafka version the cluster runs.
@@ -195,16 +226,27 @@ func (c *Cluster) Version() string { return c.opts.Version }
 // Dir is the cluster's working directory.
 func (c *Cluster) Dir() string { return c.opts.Dir }
 
-// Nodes returns the nodes, ordered by id.
+// Nodes returns the brokers, ordered by id.
 func (c *Cluster) Nodes() []*Node { return c.nodes }
 
-// Node returns the node with the given broker id (1..3); it panics on an
-// unknown id, which is a bug in the caller.
+// Controllers returns the controller-only nodes, ordered by id. Their
+// controller.log holds the quorum's decisions (elections, fencing).
+func (c *Cluster) Controllers() []*Node { return c.controllers }
+
+// Node returns the node with the given id, a broker (1..3) or a controller
+// (101…); it panics on an unknown id, which is a bug in the caller.
 func (c *Cluster) Node(id int32) *Node {
-	if id < 1 || int(id) > len(c.nodes) {
-		panic(fmt.Sprintf("harness: no node %d", id))
+	for _, n := range c.all() {
+		if n.ID == id {
+			return n
+		}
 	}
-	return c.nodes[id-1]
+	panic(fmt.Sprintf("harness: no node %d", id))
+}
+
+// all lists the controllers, then the brokers.
+func (c *Cluster) all() []*Node {
+	return append(slices.Clone(c.controllers), c.nodes...)
 }
 
 // Bootstrap lists the PLAINTEXT addresses of the running, unpaused nodes.
@@ -257,13 +299,18 @@ func (c *Cluster) StartNode(ctx context.Context, id int32) error {
 }
 
 func (c *Cluster) jvmArgs(n *Node) []string {
-	return []string{
-		"-Xmx512m", "-Xms128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	// A controller holds only the cluster metadata: a quarter of a broker's
+	// heap is plenty.
+	heap := []string{"-Xmx512m", "-Xms128m"}
+	if n.Role == RoleController {
+		heap = []string{"-Xmx256m", "-Xms64m"}
+	}
+	return append(heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Djava.awt.headless=true",
-		"-Dkafka.logs.dir=" + n.LogDir,
+		"-Dkafka.logs.dir="+n.LogDir,
 		n.loggingArg,
 		"-cp", filepath.Join(c.libs, "*"),
-	}
+	)
 }
 
 // format runs Kafka's StorageTool on a node, as `kafka-storage.sh format`.
@@ -281,10 +328,11 @@ func (c *Cluster) format(ctx context.Context, n *Node) error {
 	return nil
 }
 
-func (c *Cluster) forEachNode(f func(*Node) error) error {
-	errs := make([]error, len(c.nodes))
+// forEach runs f on every node at once and joins the errors.
+func forEach(nodes []*Node, f func(*Node) error) error {
+	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
-	for i, n := range c.nodes {
+	for i, n := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -8,18 +8,18 @@ import (
 	"strings"
 )
 
-// serverProperties renders server.properties for one node. Deviations from
-// Kafka's defaults are explained in the package documentation.
+// serverProperties renders server.properties for one node. Brokers and
+// controllers share the cluster-wide settings (the controller is the one that
+// applies min.insync.replicas to ELR, default.replication.factor to new
+// topics and broker.session.timeout.ms to fencing); only the roles and
+// listeners differ. Deviations from Kafka's defaults are explained in the
+// package documentation.
 func serverProperties(n *Node, voters string, extra map[string]string) string {
 	props := map[string]string{
 		"node.id":                                  fmt.Sprint(n.ID),
-		"process.roles":                            "broker,controller",
+		"process.roles":                            string(n.Role),
 		"controller.quorum.voters":                 voters,
-		"listeners":                                "PLAINTEXT://" + n.BrokerAddr + ",CONTROLLER://" + n.ControllerAddr,
-		"advertised.listeners":                     "PLAINTEXT://" + n.BrokerAddr,
 		"controller.listener.names":                "CONTROLLER",
-		"inter.broker.listener.name":               "PLAINTEXT",
-		"listener.security.protocol.map":           "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
 		"log.dirs":                                 n.DataDir,
 		"num.partitions":                           "1",
 		"default.replication.factor":               "3",
@@ -39,6 +39,15 @@ func serverProperties(n *Node, voters string, extra map[string]string) string {
 		"num.io.threads":                           "4",
 		"num.recovery.threads.per.data.dir":        "1",
 		"background.threads":                       "4",
+	}
+	if n.Role == RoleController {
+		props["listeners"] = "CONTROLLER://" + n.ControllerAddr
+		props["listener.security.protocol.map"] = "CONTROLLER:PLAINTEXT"
+	} else {
+		props["listeners"] = "PLAINTEXT://" + n.BrokerAddr
+		props["advertised.listeners"] = "PLAINTEXT://" + n.BrokerAddr
+		props["inter.broker.listener.name"] = "PLAINTEXT"
+		props["listener.security.protocol.map"] = "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
 	}
 	for k, v := range extra {
 		props[k] = v

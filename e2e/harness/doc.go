@@ -1,5 +1,6 @@
 // Package harness runs a real Apache Kafka cluster for end-to-end tests: three
-// combined broker+controller KRaft nodes on loopback, started from the jars of a
+// broker-only KRaft nodes (ids 1, 2, 3) beside a dedicated controller quorum
+// (ids 101…, one node by default) on loopback, started from the jars of a
 // Maven-resolved Kafka distribution (see e2e/kafka/fetch.sh), logging exactly
 // like a stock installation (server.log, state-change.log, controller.log with
 // Kafka's default pattern), so the logs it produces are the logs users see.
@@ -23,8 +24,11 @@
 //   - auto.create.topics.enable=false: a typo in a test is an error, not a topic.
 //   - offsets/transaction-state topics with 3 partitions (default 50), small
 //     thread pools, group.initial.rebalance.delay.ms=0: less work on 2 cores.
-//   - JVM: -Xmx512m, SerialGC and C1 only (-XX:TieredStopAtLevel=1): three JVMs
-//     start faster and compete less for CPU.
+//   - JVM: -Xmx512m for a broker, -Xmx256m for a controller, SerialGC and C1
+//     only (-XX:TieredStopAtLevel=1): the JVMs start faster and compete less
+//     for CPU.
+//   - One controller, not three: the scenarios stop brokers only, so the
+//     quorum never needs to survive a loss, and a JVM is saved on 2 cores.
 //
 // Every process runs in its own process group with Pdeathsig=SIGKILL, so no
 // broker outlives the program that started it, even when a test panics or

@@ -45,19 +45,38 @@ func TestLogFilesOrder(t *testing.T) {
 }
 
 func TestServerProperties(t *testing.T) {
-	n := &Node{ID: 2, BrokerAddr: "127.0.0.1:1001", ControllerAddr: "127.0.0.1:1002", DataDir: "/d"}
-	props := serverProperties(n, "1@a:1,2@b:2,3@c:3", map[string]string{"min.insync.replicas": "1", "x.y": "z"})
+	broker := &Node{ID: 2, Role: RoleBroker, BrokerAddr: "127.0.0.1:1001", DataDir: "/d"}
+	props := serverProperties(broker, "101@a:1", map[string]string{"min.insync.replicas": "1", "x.y": "z"})
 	for _, want := range []string{
-		"node.id=2\n", "process.roles=broker,controller\n", "controller.quorum.voters=1@a:1,2@b:2,3@c:3\n",
-		"listeners=PLAINTEXT://127.0.0.1:1001,CONTROLLER://127.0.0.1:1002\n", "log.dirs=/d\n",
+		"node.id=2\n", "process.roles=broker\n", "controller.quorum.voters=101@a:1\n",
+		"listeners=PLAINTEXT://127.0.0.1:1001\n", "advertised.listeners=PLAINTEXT://127.0.0.1:1001\n",
+		"controller.listener.names=CONTROLLER\n", "log.dirs=/d\n",
 		"min.insync.replicas=1\n", "x.y=z\n", "default.replication.factor=3\n", "replica.lag.time.max.ms=5000\n",
 	} {
 		if !strings.Contains(props, want) {
-			t.Errorf("server.properties lacks %q:\n%s", want, props)
+			t.Errorf("broker server.properties lacks %q:\n%s", want, props)
 		}
 	}
 	if strings.Contains(props, "min.insync.replicas=2") {
 		t.Error("an override did not replace the default")
+	}
+
+	controller := &Node{ID: 101, Role: RoleController, ControllerAddr: "127.0.0.1:1002", DataDir: "/m"}
+	props = serverProperties(controller, "101@127.0.0.1:1002", nil)
+	for _, want := range []string{
+		"node.id=101\n", "process.roles=controller\n", "listeners=CONTROLLER://127.0.0.1:1002\n",
+		"listener.security.protocol.map=CONTROLLER:PLAINTEXT\n",
+		// The controller applies these cluster-wide defaults itself.
+		"min.insync.replicas=2\n", "default.replication.factor=3\n", "broker.session.timeout.ms=8000\n",
+	} {
+		if !strings.Contains(props, want) {
+			t.Errorf("controller server.properties lacks %q:\n%s", want, props)
+		}
+	}
+	for _, unwanted := range []string{"advertised.listeners=", "inter.broker.listener.name=", "PLAINTEXT://"} {
+		if strings.Contains(props, unwanted) {
+			t.Errorf("controller server.properties has %q, which only a broker may set:\n%s", unwanted, props)
+		}
 	}
 }
 

@@ -11,8 +11,10 @@ import (
 	"strings"
 )
 
-// Versions the harness knows how to run. The first is the primary one.
-var Versions = []string{"4.1.1", "3.9.1"}
+// Versions the harness knows how to run. The first is the primary one: the
+// current release. 4.1.1 is the first line with Eligible Leader Replicas on
+// by default; 3.9.1 is the last 3.x line (reload4j, log4j 1.x file rolling).
+var Versions = []string{"4.4.0", "4.1.1", "3.9.1"}
 
 // logBackend is the logging library a Kafka version ships.
 type logBackend int

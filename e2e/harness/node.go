@@ -15,14 +15,23 @@ import (
 	"time"
 )
 
-// Node is one combined broker+controller process.
+// Role is what a node runs (process.roles).
+type Role string
+
+const (
+	RoleBroker     Role = "broker"
+	RoleController Role = "controller"
+)
+
+// Node is one Kafka process: a broker-only or a controller-only node.
 type Node struct {
 	ID             int32
+	Role           Role
 	Dir            string // everything of this node lives below
 	LogDir         string // kafka.logs.dir: server.log, state-change.log, controller.log
-	DataDir        string // log.dirs
-	BrokerAddr     string // host:port of the PLAINTEXT listener
-	ControllerAddr string // host:port of the CONTROLLER listener
+	DataDir        string // log.dirs (a controller keeps only the metadata log there)
+	BrokerAddr     string // host:port of the PLAINTEXT listener; empty on a controller
+	ControllerAddr string // host:port of the CONTROLLER listener; empty on a broker
 
 	cluster    *Cluster
 	loggingArg string // JVM property naming the logging config
@@ -111,7 +120,7 @@ func (n *Node) start() error {
 		n.mu.Unlock()
 		close(exited)
 	}()
-	c.logf("node %d: started pid %d (broker %s, controller %s)", n.ID, cmd.Process.Pid, n.BrokerAddr, n.ControllerAddr)
+	c.logf("node %d: started pid %d (%s %s%s)", n.ID, cmd.Process.Pid, n.Role, n.BrokerAddr, n.ControllerAddr)
 	return nil
 }
 

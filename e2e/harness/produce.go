@@ -31,12 +31,10 @@ func (r ProduceResult) Count(target error) int {
 // broker rejection shows up as that message's error. The returned error is
 // only for failures to produce at all (no client, cancelled context).
 func (c *Cluster) Produce(ctx context.Context, topic string, partition int32, n int, acks sarama.RequiredAcks) (ProduceResult, error) {
-	cfg := saramaConfig()
-	cfg.Producer.RequiredAcks = acks
 	var res ProduceResult
-	producer, err := sarama.NewSyncProducer(c.Bootstrap(), cfg)
+	producer, err := c.Producer(acks)
 	if err != nil {
-		return res, fmt.Errorf("producer: %w", err)
+		return res, err
 	}
 	defer producer.Close()
 	for i := range n {
@@ -55,6 +53,19 @@ func (c *Cluster) Produce(ctx context.Context, topic string, partition int32, n 
 		res.Offsets = append(res.Offsets, offset)
 	}
 	return res, nil
+}
+
+// Producer opens a synchronous producer on the running nodes with the given
+// acks, no client retries and explicit partitions (the message's Partition).
+// Close it.
+func (c *Cluster) Producer(acks sarama.RequiredAcks) (sarama.SyncProducer, error) {
+	cfg := saramaConfig()
+	cfg.Producer.RequiredAcks = acks
+	p, err := sarama.NewSyncProducer(c.Bootstrap(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("producer: %w", err)
+	}
+	return p, nil
 }
 
 // Consume reads messages of one partition from offset until it has n of them

@@ -55,7 +55,7 @@ func (p permanent) Error() string { return p.err.Error() }
 // deadNodes reports a node whose JVM exited on its own (say, a config error),
 // with the end of its console output, so waits fail fast and explain why.
 func (c *Cluster) deadNodes() error {
-	for _, n := range c.nodes {
+	for _, n := range c.all() {
 		n.mu.Lock()
 		started, exited, waitErr := n.proc != nil, n.exited, n.waitErr
 		n.mu.Unlock()
@@ -73,8 +73,8 @@ func (c *Cluster) deadNodes() error {
 	return nil
 }
 
-// WaitReady waits until every running node is a registered, unfenced broker
-// in the cluster's metadata.
+// WaitReady waits until every running broker is registered and unfenced in
+// the cluster's metadata.
 func (c *Cluster) WaitReady(ctx context.Context) error {
 	var want []int32
 	for _, n := range c.nodes {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 )
@@ -23,11 +24,18 @@ func (e *Exporter) Close() { e.proc.stop() }
 // Exporters are the sidecars of a cluster, ordered by node id.
 type Exporters []*Exporter
 
-// Close stops every exporter.
+// Close stops every exporter, all at once: each gets 10s before SIGKILL, and
+// one whose broker is frozen may need them all.
 func (es Exporters) Close() {
+	var wg sync.WaitGroup
 	for _, e := range es {
-		e.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.Close()
+		}()
 	}
+	wg.Wait()
 }
 
 // URLs lists the /metrics URLs, ordered by node id.

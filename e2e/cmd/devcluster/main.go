@@ -1,13 +1,17 @@
 // Command devcluster is `make run`: a local Kafka cluster with the whole
 // monitoring stack beside it, to look at the exporter by hand.
 //
-// It starts three Kafka 4.1.1 KRaft nodes (fetched from Maven Central on
-// first use, see e2e/harness) with kafka.cluster.Partition at DEBUG so the
-// high-watermark series flow, creates a demo topic with a trickle of traffic,
-// runs one kafka_replication_exporter per node, and, when the pinned tools
+// It starts Kafka as production lays it out (one controller-only node and
+// three brokers, fetched from Maven Central on first use, see e2e/harness)
+// with kafka.cluster.Partition at DEBUG so the high-watermark series flow,
+// creates two topics with a trickle of traffic (acks=all on "demo", acks=1 on
+// "demo-acks1", whose high watermark stalls when two brokers stop: KAFKA-15583),
+// runs one kafka_replication_exporter per broker, and, when the pinned tools
 // are installed (or can be, by .ci/install-prometheus-tools.sh), Prometheus
 // with the shipped alert rules and an Alertmanager whose notifications are
-// printed here. Ctrl-C stops everything.
+// printed here. The banner prints each node's PID and how to stop one.
+// Ctrl-C (or SIGTERM) stops everything and exits 0; a second Ctrl-C quits at
+// once.
 package main
 
 import (
@@ -31,10 +35,15 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
 
-const demoTopic = "demo"
+const (
+	demoTopic = "demo"
+	// acks1Topic lives on brokers 1, 2, 3 with broker 1 as leader, so the
+	// banner can name the two followers to stop.
+	acks1Topic = "demo-acks1"
+)
 
 func main() {
-	version := flag.String("kafka.version", "4.1.1", "Kafka version to run")
+	version := flag.String("kafka.version", harness.Versions[0], "Kafka version to run")
 	dir := flag.String("dir", "", "working directory (default: a new temporary directory)")
 	keep := flag.Bool("keep", false, "keep the working directory (logs, data) on exit")
 	bin := flag.String("exporter", "bin/kafka_replication_exporter", "exporter binary; built into the working directory if missing")
@@ -42,8 +51,19 @@ func main() {
 	log.SetFlags(log.Ltime)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, *version, *dir, *keep, *bin); err != nil && !errors.Is(err, context.Canceled) {
+	go func() {
+		// After the first signal a second one takes the default action, so a
+		// stuck shutdown can still be interrupted.
+		<-ctx.Done()
+		stop()
+	}()
+	err := run(ctx, *version, *dir, *keep, *bin)
+	if ctx.Err() != nil {
+		// Asked to stop: whatever was interrupted on the way is no failure.
+		log.Print("stopped")
+		return
+	}
+	if err != nil {
 		log.Fatal(err)
 	}
 }
@@ -74,8 +94,15 @@ func run(ctx context.Context, version, dir string, keep bool, bin string) error 
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() {
+		log.Print("stopping Kafka")
+		c.Close()
+	}()
 	if err := c.CreateTopic(ctx, harness.Topic{Name: demoTopic, Partitions: 3, RF: 3,
+		Configs: map[string]string{"min.insync.replicas": "2"}}); err != nil {
+		return err
+	}
+	if err := c.CreateTopic(ctx, harness.Topic{Name: acks1Topic, Assignment: [][]int32{{1, 2, 3}},
 		Configs: map[string]string{"min.insync.replicas": "2"}}); err != nil {
 		return err
 	}
@@ -92,25 +119,52 @@ func run(ctx context.Context, version, dir string, keep bool, bin string) error 
 	promURL, amURL, closeMonitoring := startMonitoring(ctx, root, dir, es)
 	defer closeMonitoring()
 
-	go trickle(ctx, c)
+	go trickle(ctx, c, demoTopic, 3, sarama.WaitForAll)
+	go trickle(ctx, c, acks1Topic, 1, sarama.WaitForLocal)
 
-	fmt.Println()
-	fmt.Printf("Kafka bootstrap:  %s\n", strings.Join(c.Bootstrap(), ","))
-	for _, e := range es {
-		n := c.Node(e.NodeID)
-		fmt.Printf("node %d:           broker %s, logs %s, exporter %s\n", n.ID, n.BrokerAddr, n.LogDir, e.URL)
-	}
-	if promURL != "" {
-		fmt.Printf("Prometheus:       %s/alerts  (rules: alerts/kafka-replication.rules.yml, unscaled)\n", promURL)
-		fmt.Printf("Alertmanager:     %s  (notifications are printed here)\n", amURL)
-	}
-	fmt.Printf("demo topic %q: 3 partitions, RF 3, min ISR 2, one message a second\n", demoTopic)
-	fmt.Println("Try: kill -STOP a broker pid (see above) and watch the ISR series. Ctrl-C stops everything.")
-	fmt.Println()
-
+	printBanner(c, es, promURL, amURL)
 	<-ctx.Done()
-	log.Print("stopping")
+	log.Print("stopping: exporters, Prometheus, Alertmanager, then Kafka")
 	return nil
+}
+
+// printBanner tells what runs where and, with the real PIDs, how to break it.
+func printBanner(c *harness.Cluster, es stack.Exporters, promURL, amURL string) {
+	fmt.Println()
+	fmt.Printf("Kafka %s, bootstrap %s\n", c.Version(), strings.Join(c.Bootstrap(), ","))
+	fmt.Printf("  %-5s %-10s %-8s %-16s %s\n", "node", "role", "pid", "listener", "exporter")
+	for _, n := range append(c.Controllers(), c.Nodes()...) {
+		addr, exporter := n.BrokerAddr, "-"
+		if n.Role == harness.RoleController {
+			addr = n.ControllerAddr
+		}
+		if e := es.Node(n.ID); e != nil {
+			exporter = e.URL
+		}
+		fmt.Printf("  %-5d %-10s %-8d %-16s %s\n", n.ID, n.Role, n.PID(), addr, exporter)
+	}
+	fmt.Printf("  logs: %s/node-<id>/logs\n", c.Dir())
+	if promURL != "" {
+		fmt.Printf("Prometheus:   %s/alerts  (rules: alerts/kafka-replication.rules.yml, unscaled)\n", promURL)
+		fmt.Printf("Alertmanager: %s  (notifications are printed here)\n", amURL)
+	}
+	fmt.Println()
+	fmt.Printf("topic %-11s 3 partitions, RF 3, min ISR 2, acks=all, one message a second\n", demoTopic)
+	fmt.Printf("topic %-11s 1 partition on brokers 1,2,3 (leader 1), min ISR 2, acks=1, one message a second\n", acks1Topic)
+	fmt.Println()
+	b1, b2, b3 := c.Node(1).PID(), c.Node(2).PID(), c.Node(3).PID()
+	fmt.Println("Try:")
+	fmt.Printf("  freeze broker 3 (a long GC pause):  kill -STOP %d     resume: kill -CONT %d\n", b3, b3)
+	fmt.Printf("  stop broker 3 (controlled):         kill %d          it stays down until the next make run\n", b3)
+	fmt.Printf("  crash broker 1 (%s leader):  kill -9 %d\n", acks1Topic, b1)
+	fmt.Printf("  the KAFKA-15583 stall:              kill -STOP %d %d\n", b2, b3)
+	fmt.Printf("      %s keeps taking acks=1 writes while its high watermark stays put:\n", acks1Topic)
+	fmt.Println("      kafka_replication_partition_high_watermark_stalled goes to 1 after --stall.threshold (20s here)")
+	fmt.Printf("      and acks=all sends to %s fail with NOT_ENOUGH_REPLICAS; kill -CONT %d %d ends it\n", demoTopic, b2, b3)
+	fmt.Println("  A stopped broker's own sidecar reports its admin API unreachable (kafka_replication_up 0).")
+	fmt.Printf("  Leave the controller (node %d) running: the demo has a one-node quorum.\n", c.Controllers()[0].ID)
+	fmt.Println("Ctrl-C stops everything.")
+	fmt.Println()
 }
 
 // startMonitoring starts Alertmanager and Prometheus with the shipped rules
@@ -173,11 +227,19 @@ func serveReceiver() (string, error) {
 	return "http://" + l.Addr().String() + "/", nil
 }
 
-// trickle produces one acks=all message a second, round-robin over the demo
-// partitions, so the high watermarks move.
-func trickle(ctx context.Context, c *harness.Cluster) {
+// trickle produces one message a second with the given acks, round-robin
+// over the topic's partitions, so the high watermarks move. It keeps one
+// producer, which learns where the leaders are once instead of at every send,
+// and opens a new one after a failed send, as leaders may have moved.
+func trickle(ctx context.Context, c *harness.Cluster, topic string, partitions int32, acks sarama.RequiredAcks) {
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
+	var producer sarama.SyncProducer
+	defer func() {
+		if producer != nil {
+			producer.Close()
+		}
+	}()
 	var lastErr time.Time
 	for i := int32(0); ; i++ {
 		select {
@@ -185,13 +247,21 @@ func trickle(ctx context.Context, c *harness.Cluster) {
 			return
 		case <-ticker.C:
 		}
-		res, err := c.Produce(ctx, demoTopic, i%3, 1, sarama.WaitForAll)
-		if err == nil && len(res.Errors) > 0 {
-			err = res.Errors[0]
+		var err error
+		if producer == nil {
+			producer, err = c.Producer(acks)
+		}
+		if err == nil {
+			_, _, err = producer.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: i % partitions,
+				Value: sarama.StringEncoder(fmt.Sprintf("demo message %d", i))})
+			if err != nil {
+				producer.Close()
+				producer = nil
+			}
 		}
 		// One line a minute at most: a stopped broker makes every send fail.
 		if err != nil && ctx.Err() == nil && time.Since(lastErr) > time.Minute {
-			log.Printf("demo traffic: %v", err)
+			log.Printf("%s traffic: %v", topic, err)
 			lastErr = time.Now()
 		}
 	}

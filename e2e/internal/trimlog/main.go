@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -155,8 +156,15 @@ func replacements(cluster string, recs []record) (*strings.Replacer, error) {
 		if err != nil {
 			return nil, err
 		}
-		for id := 1; id <= 3; id++ {
-			node := filepath.Join(abs, fmt.Sprintf("node-%d", id))
+		nodes, err := filepath.Glob(filepath.Join(abs, "node-*"))
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			id, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(node), "node-"))
+			if err != nil {
+				continue
+			}
 			pairs = append(pairs, node+"/data", "/var/lib/kafka/data", node+"/logs", "/var/log/kafka")
 			props, err := os.ReadFile(filepath.Join(node, "server.properties"))
 			if err != nil {
@@ -166,7 +174,7 @@ func replacements(cluster string, recs []record) (*strings.Replacer, error) {
 				if v, ok := strings.CutPrefix(l, "listeners="); ok {
 					for i, listener := range strings.Split(v, ",") {
 						port := listener[strings.LastIndex(listener, ":")+1:]
-						fixed := fmt.Sprint(9000 + 100*i + id) // broker 9001.., controller 9101..
+						fixed := fmt.Sprint(9000 + 100*i + id) // brokers 9001..9003, controller 101 on 9101
 						pairs = append(pairs, "127.0.0.1:"+port, "localhost:"+fixed, "127.0.0.1, port="+port, "localhost, port="+fixed)
 					}
 				}
