@@ -13,9 +13,10 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
 
-// elrVersions run the ELR election; 3.9.1 (no ELR) checks that the series
-// stay absent and the single-candidate condition holds for an ISR of one.
-var elrVersions = []string{kafkaCurrent, kafka3}
+// elrVersions: 4.4.0 and 4.1.1 (the first line with ELR on by default) run
+// the ELR election; 3.9.1 (no ELR) checks that the series stay absent and
+// that the single-candidate condition holds for an ISR of one.
+var elrVersions = []string{kafkaCurrent, kafkaELR, kafka3}
 
 // TestELRElection (KIP-966): with both followers of an RF 3, min ISR 2
 // partition stopped cleanly, the leader's sidecar shows the eligible leader
