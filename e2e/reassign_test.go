@@ -45,8 +45,8 @@ func TestReassignment(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	// Small fetches, so the throttle paces the copy instead of letting the
-	// first fetch take the whole backlog (replica.fetch.max.bytes is 1 MiB).
+	// Small fetches, so the throttle paces the copy: it is checked between
+	// fetches, and one default fetch (1 MiB) takes most of the backlog.
 	c := harness.StartT(t, harness.Options{Version: kafkaCurrent,
 		BrokerConfig: map[string]string{"replica.fetch.max.bytes": "65536"}})
 	must(t, c.CreateTopic(ctx, harness.Topic{Name: reassignTopic, Assignment: [][]int32{{1, 2}},
