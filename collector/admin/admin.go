@@ -111,7 +111,7 @@ func (p *Poller) Run(ctx context.Context) {
 	ticker := time.NewTicker(p.cfg.RefreshInterval)
 	defer ticker.Stop()
 	for {
-		p.refresh()
+		p.refresh(ctx)
 		level.raise(p)
 		select {
 		case <-ctx.Done():

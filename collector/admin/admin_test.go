@@ -93,7 +93,7 @@ func TestPollerHealthy(t *testing.T) {
 	f.SetOffsets(logparse.PartitionKey{Topic: "audit", Partition: 0}, fakekafka.Offsets{HW: 7, LEO: 7})
 
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	s := a.Snapshot()
 	if !s.Up || !s.LastSuccess.Equal(testEpoch) || s.RequestErrors != [NumRequests]uint64{} || s.Disagreements != [NumFields]uint64{} {
 		t.Errorf("want up at %v with no errors, got %+v", testEpoch, s)
@@ -127,7 +127,7 @@ func TestPollerISRShrink(t *testing.T) {
 		}
 	})
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	s := a.Snapshot()
 	expect(t, "under min ISR", table(s, func(p *Partition) any { return p.UnderMinISR() }), "orders/0=true orders/1=false orders/2=false")
 	expect(t, "at min ISR", table(s, func(p *Partition) any { return p.AtMinISR() }), "orders/0=false orders/1=true orders/2=false")
@@ -142,7 +142,7 @@ func TestPollerEffectiveMinISR(t *testing.T) {
 	f := fakekafka.New(t, kfake.NumBrokers(1))
 	f.CreateTopic("single", map[string]string{"min.insync.replicas": "2"}, 0)
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), 0, ScopeLeader, Options{}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	s := a.Snapshot()
 	if len(s.Topics) != 1 || s.Topics[0].MinISRConfig != 2 {
 		t.Fatalf("want topic single with min ISR config 2, got %+v", s.Topics)
@@ -176,7 +176,7 @@ func TestPollerHWStall(t *testing.T) {
 		clock.Advance(step.advance)
 		f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 0}, fakekafka.Offsets{HW: 10, LEO: step.leo})
 		f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 1}, fakekafka.Offsets{HW: 5, LEO: 5})
-		a.refresh()
+		a.refresh(context.Background())
 		expect(t, fmt.Sprint("stalled, step ", i), stalled(), step.want)
 	}
 	expect(t, "last advance", table(a.Snapshot(), func(p *Partition) any { return p.LastAdvance.Equal(testEpoch) }),
@@ -185,7 +185,7 @@ func TestPollerHWStall(t *testing.T) {
 	// The HW moves again: no longer stalled.
 	clock.Advance(time.Second)
 	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 0}, fakekafka.Offsets{HW: 50, LEO: 60})
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "stalled after the HW moved", stalled(), "orders/0=false orders/1=false")
 }
 
@@ -220,7 +220,7 @@ func TestPollerStallCause(t *testing.T) {
 			f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: p}, fakekafka.Offsets{HW: 10, LEO: step.leo})
 		}
 		f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 3}, fakekafka.Offsets{HW: 5, LEO: 5})
-		a.refresh()
+		a.refresh(context.Background())
 		expect(t, fmt.Sprint("stalled and cause, step ", i), causes(), step.want)
 	}
 }
@@ -234,14 +234,14 @@ func TestPollerHWRegression(t *testing.T) {
 	regressions := func() string { return table(a.Snapshot(), func(p *Partition) any { return p.Regressions }) }
 	k := logparse.PartitionKey{Topic: "orders", Partition: 0}
 	f.SetOffsets(k, fakekafka.Offsets{HW: 100, LEO: 100})
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "first reading", regressions(), "orders/0=0")
 
 	f.SetOffsets(k, fakekafka.Offsets{HW: 90, LEO: 90})
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "HW went down", regressions(), "orders/0=1")
 
-	a.refresh() // still 90: nothing new
+	a.refresh(context.Background()) // still 90: nothing new
 	expect(t, "HW stayed", regressions(), "orders/0=1")
 
 	if err := f.C.DeleteTopic("orders"); err != nil {
@@ -249,7 +249,7 @@ func TestPollerHWRegression(t *testing.T) {
 	}
 	f.CreateTopic("orders", nil, 0)
 	f.SetOffsets(k, fakekafka.Offsets{HW: 0, LEO: 0})
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "topic re-created", regressions(), "orders/0=1")
 }
 
@@ -267,11 +267,11 @@ func TestPollerOfflinePartition(t *testing.T) {
 	leaders := map[int32]string{0: "orders/1=-1", 1: "orders/0=1", 2: ""}
 	for id, w := range leaders {
 		a, _ := newTestPoller(t, f.C.ListenAddrs(), id, ScopeLeader, Options{}, nil)
-		a.refresh()
+		a.refresh(context.Background())
 		expect(t, fmt.Sprint("leaders exported by broker ", id), table(a.Snapshot(), func(p *Partition) any { return p.Leader }), w)
 	}
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "under min ISR", table(a.Snapshot(), func(p *Partition) any { return p.UnderMinISR() }), "orders/0=false orders/1=true")
 }
 
@@ -282,7 +282,7 @@ func TestPollerLeaderScope(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", nil, 0, 1, 2, 1)
 	a, _ := newTestPoller(t, f.C.ListenAddrs()[1:2], -1, ScopeLeader, Options{}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	if a.brokerID != 1 {
 		t.Fatalf("want broker id 1 detected, got %d", a.brokerID)
 	}
@@ -306,7 +306,7 @@ func TestPollerTopicFilter(t *testing.T) {
 			}
 		},
 	}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "exported", table(a.Snapshot(), func(p *Partition) any { return p.Leader }), "orders/0=0")
 	if len(exists) != 2 {
 		t.Errorf("want OnMetadata told of both topics, filtered or not, got %v", exists)
@@ -327,7 +327,7 @@ func TestPollerTellsTheLogView(t *testing.T) {
 			hostedOrders1 = hosted != nil && hosted("orders", 1) && !hosted("orders", 9)
 		},
 	}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	var observed []string
 	for k, e := range view {
 		observed = append(observed, fmt.Sprintf("%s/%d=%d", k.Topic, k.Partition, e.observed))
@@ -352,9 +352,9 @@ func TestPollerRequestsPerRefresh(t *testing.T) {
 		}
 		f.CreateTopic("orders", nil, leaders...)
 		a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, nil)
-		a.refresh() // connection set-up (ApiVersions) happens here
+		a.refresh(context.Background()) // connection set-up (ApiVersions) happens here
 		f.RequestCounts()
-		a.refresh()
+		a.refresh(context.Background())
 		got := f.RequestCounts()
 		delete(got, kmsg.ApiVersions)
 		return got
@@ -395,11 +395,11 @@ func TestPollerUnreachable(t *testing.T) {
 		s := a.Snapshot()
 		return fmt.Sprint(s.Up, " ", table(s, func(p *Partition) any { return p.Replicas }))
 	}
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "up", upWithReplicas(), "true orders/0=3")
 
 	c.Close()
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "down: last values kept", upWithReplicas(), "false orders/0=3")
 	if n := a.Snapshot().RequestErrors[RequestMetadata]; n < 1 {
 		t.Errorf("want metadata errors counted, got %v", n)
@@ -410,7 +410,7 @@ func TestPollerUnreachable(t *testing.T) {
 	if err := c.CreateTopic("orders", 1, nil); err != nil {
 		t.Fatal(err)
 	}
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "back", upWithReplicas(), "true orders/0=3")
 }
 
@@ -426,7 +426,7 @@ func TestPollerStaleAfterGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, clock := newTestPoller(t, c.ListenAddrs(), -1, ScopeCluster, Options{}, nil) // refresh interval 15s: grace 45s
-	a.refresh()
+	a.refresh(context.Background())
 	c.Close()
 	for _, step := range []struct {
 		advance time.Duration
@@ -438,7 +438,7 @@ func TestPollerStaleAfterGrace(t *testing.T) {
 		{15 * time.Second, ""},
 	} {
 		clock.Advance(step.advance)
-		a.refresh()
+		a.refresh(context.Background())
 		s := a.Snapshot()
 		expect(t, fmt.Sprint("partitions at +", clock.now.Sub(testEpoch)), table(s, func(p *Partition) any { return p.Leader }), step.want)
 		if s.Up || !s.LastSuccess.Equal(testEpoch) || s.RequestErrors[RequestMetadata] == 0 {
@@ -458,7 +458,7 @@ func TestPollerNeverConnected(t *testing.T) {
 	if a.Ready() {
 		t.Error("want not ready before the first refresh")
 	}
-	a.refresh()
+	a.refresh(context.Background())
 	if !a.Ready() {
 		t.Error("want ready after the first refresh attempt")
 	}
@@ -479,8 +479,8 @@ func TestPollerLogView(t *testing.T) {
 		{Topic: "orders", Partition: 1}: {isr: 2, isrAt: testEpoch.Add(-time.Hour), epoch: 0, epochAt: testEpoch.Add(-time.Hour)},
 	}
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{LogView: view}, nil)
-	a.refresh()
-	a.refresh()
+	a.refresh(context.Background())
+	a.refresh(context.Background())
 	s := a.Snapshot()
 	expect(t, "ISR, leader epoch, under min ISR", table(s, func(p *Partition) any { return fmt.Sprint(p.ISR, p.LeaderEpoch, p.UnderMinISR()) }),
 		"orders/0=1 2 true orders/1=3 1 false")
@@ -551,8 +551,8 @@ func TestPollerReadOnlyByDefault(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", nil, 0)
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), 0, ScopeLeader, Options{}, nil)
-	a.refresh()
-	a.refresh()
+	a.refresh(context.Background())
+	a.refresh(context.Background())
 	for k := range f.RequestCounts() {
 		switch k {
 		case kmsg.Metadata, kmsg.DescribeConfigs, kmsg.ListOffsets, kmsg.ApiVersions,

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -47,14 +48,14 @@ func benchCluster(b *testing.B) *kfake.Cluster {
 func BenchmarkAdminRefresh100k(b *testing.B) {
 	c := benchCluster(b)
 	a, _ := newTestPoller(b, c.ListenAddrs(), -1, ScopeCluster, Options{}, nil)
-	a.refresh() // dial, ApiVersions
+	a.refresh(context.Background()) // dial, ApiVersions
 	if n := exportedPartitions(a); n != benchTopics*benchPartsPerTopic {
 		b.Fatalf("want %d partitions exported, got %d", benchTopics*benchPartsPerTopic, n)
 	}
 	cpu := cpuTime()
 	b.ResetTimer()
 	for b.Loop() {
-		a.refresh()
+		a.refresh(context.Background())
 	}
 	b.StopTimer()
 	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -40,7 +41,7 @@ func TestPollerELR(t *testing.T) {
 		{Topic: "orders", Partition: 2}: {},
 	})
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	s := a.Snapshot()
 	expect(t, "ELR/last-known ELR", elrTable(s), "orders/0=2/0 orders/1=0/1 orders/2=0/0")
 	if s.RequestErrors != [NumRequests]uint64{} {
@@ -70,7 +71,7 @@ func TestPollerELRLeaderScope(t *testing.T) {
 		return nil, nil, false
 	})
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), 0, ScopeLeader, Options{}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "ELR of what broker 0 leads", elrTable(a.Snapshot()), "orders/0=0/0")
 	mu.Lock()
 	defer mu.Unlock()
@@ -87,7 +88,7 @@ func TestPollerELRAbsent(t *testing.T) {
 			f := fakekafka.New(t, kfake.MaxVersions(vs))
 			f.CreateTopic("orders", nil, 0, 1)
 			a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, nil)
-			a.refresh()
+			a.refresh(context.Background())
 			s := a.Snapshot()
 			if !s.Up {
 				t.Fatal("want up")
@@ -121,13 +122,13 @@ func TestPollerELRFailure(t *testing.T) {
 		return resp, nil, true
 	})
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	s := a.Snapshot()
 	expect(t, "ELR after a failed read", elrTable(s), "orders/0=-")
 	if n := s.RequestErrors[RequestDescribeTopicPartitions]; n != 1 {
 		t.Errorf("want 1 describe_topic_partitions error, got %d", n)
 	}
 	fail.Store(false)
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "ELR after a good read", elrTable(a.Snapshot()), "orders/0=0/0")
 }

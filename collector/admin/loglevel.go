@@ -1,6 +1,9 @@
 package admin
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // logLevelRaise raises kafka.cluster.Partition on this sidecar's broker for
 // the sidecar's lifetime (opt-in --kafka.partition-log-level): the HW lines
@@ -28,6 +31,8 @@ func (r *logLevelRaise) raise(a *Poller) {
 	if !ok || a.unresponsive(a.brokerID) {
 		return // a frozen broker would hold up the next refresh by two timeouts
 	}
+	// Not the run's context: a raise cut short by shutdown may still have
+	// been applied, and then it would never be restored.
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.RequestTimeout)
 	defer cancel()
 	prev, err := a.pool.brokerLoggerLevel(ctx, addr, a.brokerID, partitionLogger)
@@ -59,12 +64,17 @@ func (r *logLevelRaise) raise(a *Poller) {
 	a.logger.Info("Raised broker logger level", "broker", a.brokerID, "logger", partitionLogger, "level", level, "previous", prev)
 }
 
+// restoreTimeout bounds the restore on exit: a sidecar that is stopping must
+// exit within seconds even if its broker is frozen (a restarted broker is back
+// at its configured level anyway).
+const restoreTimeout = 2 * time.Second
+
 // restore puts the level back on exit.
 func (r *logLevelRaise) restore(a *Poller) {
 	if !r.raised {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), min(a.cfg.RequestTimeout, restoreTimeout))
 	defer cancel()
 	if err := a.pool.alterBrokerLogger(ctx, r.addr, r.brokerID, partitionLogger, r.previous); err != nil {
 		a.counts.requestErrors[RequestAlterLogLevel]++

@@ -50,7 +50,7 @@ func TestPollerReassignment(t *testing.T) {
 		{Topic: "orders", Partition: 3}: {Replicas: []int32{0, 1, 2}, Removing: []int32{2}},
 	})
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	s := a.Snapshot()
 	expect(t, "reassigning+adding-removing:by reassignment", reassignTable(s),
 		"orders/0=true+1-0:true orders/1=true+1-0:false orders/2=false+0-0:false orders/3=true+0-1:false orders/4=false+0-0:false")
@@ -73,7 +73,7 @@ func TestPollerReassignmentFresherLogISR(t *testing.T) {
 	f.SetReassignments(map[logparse.PartitionKey]fakekafka.Reassignment{{Topic: "orders", Partition: 0}: {Replicas: []int32{0, 1, 2}, Adding: []int32{2}}})
 	view := fakeLogView{{Topic: "orders", Partition: 0}: {isr: 1, isrAt: testEpoch.Add(time.Hour)}}
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{LogView: view}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "reassignment with a fresher, smaller log ISR", reassignTable(a.Snapshot()), "orders/0=true+1-0:false")
 }
 
@@ -107,7 +107,7 @@ func TestPollerReassignmentRequest(t *testing.T) {
 		return nil, nil, false
 	})
 	a, _ := newTestPoller(t, f.C.ListenAddrs()[:1], 0, ScopeLeader, Options{}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "reassignments of what broker 0 leads", reassignTable(a.Snapshot()),
 		"audit/1=false+0-0:false orders/0=false+0-0:false orders/2=false+0-0:false")
 	mu.Lock()
@@ -140,7 +140,7 @@ func TestPollerReassignmentErrors(t *testing.T) {
 	own := (controller + 1) % 3
 	refuse(kerr.NotController.Code, controller)
 	a, _ := newTestPoller(t, f.C.ListenAddrs()[own:own+1], own, ScopeCluster, Options{}, nil)
-	a.refresh()
+	a.refresh(context.Background())
 	s := a.Snapshot()
 	expect(t, "answered by the controller", reassignTable(s), "orders/0=false+0-0:false")
 	if n := s.RequestErrors[RequestListPartitionReassignments]; n != 0 {
@@ -148,7 +148,7 @@ func TestPollerReassignmentErrors(t *testing.T) {
 	}
 
 	refuse(kerr.ClusterAuthorizationFailed.Code, -1)
-	a.refresh()
+	a.refresh(context.Background())
 	s = a.Snapshot()
 	expect(t, "refused", reassignTable(s), "orders/0=-")
 	if n := s.RequestErrors[RequestListPartitionReassignments]; n != 1 {

@@ -86,7 +86,7 @@ type fetched struct {
 // refresh runs one poll cycle and publishes a new snapshot. It is only ever
 // called from one goroutine at a time. It takes at most the refresh budget:
 // what has not answered by then is left out of the snapshot.
-func (a *Poller) refresh() {
+func (a *Poller) refresh(ctx context.Context) {
 	started := time.Now()
 	defer a.ready.Store(true)
 	a.gen++
@@ -94,7 +94,7 @@ func (a *Poller) refresh() {
 		a.publishFailure(started, nil)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), a.refreshBudget())
+	ctx, cancel := context.WithTimeout(ctx, a.refreshBudget())
 	defer cancel()
 	asked := &brokerAnswers{byID: make(map[int32]bool)}
 

@@ -105,7 +105,7 @@ func frozenCluster(t *testing.T) (*fakekafka.Kafka, *freezer) {
 
 func timedRefresh(a *Poller) time.Duration {
 	start := time.Now()
-	a.refresh()
+	a.refresh(context.Background())
 	return time.Since(start)
 }
 
@@ -153,7 +153,7 @@ func TestPollerFrozenBroker(t *testing.T) {
 			return rs
 		})
 	}
-	a.refresh()
+	a.refresh(context.Background())
 	expect(t, "warm-up", hwLEO(), "orders/0=true 10 true true orders/1=true 20 true true orders/2=true 30 true true")
 
 	fz.set(2, true)
@@ -171,7 +171,7 @@ func TestPollerFrozenBroker(t *testing.T) {
 
 	fz.set(2, false)
 	time.Sleep(100 * time.Millisecond) // the late answers arrive
-	a.refresh()
+	a.refresh(context.Background())
 	s = a.Snapshot()
 	expect(t, "thawed", hwLEO(), "orders/0=true 10 true true orders/1=true 20 true true orders/2=true 30 true true")
 	expect(t, "replicas with a lag after the thaw", lagReplicas(), "orders/0=[1 2] orders/1=[2 0] orders/2=[0 1]")
@@ -195,7 +195,7 @@ func TestPollerFrozenBeforeConnect(t *testing.T) {
 	fz.set(2, false)
 	time.Sleep(100 * time.Millisecond)
 	for i := range 2 {
-		a.refresh()
+		a.refresh(context.Background())
 		s := a.Snapshot()
 		expect(t, fmt.Sprint("HW after the thaw, refresh ", i), table(s, func(p *Partition) any { return p.HW }), "orders/0=10 orders/1=20 orders/2=30")
 		expect(t, fmt.Sprint("brokers after the thaw, refresh ", i), brokersOf(s), "0=true 1=true 2=true")
@@ -212,7 +212,7 @@ func TestPollerFrozenMetadataBroker(t *testing.T) {
 	f, fz := frozenCluster(t)
 	addrs := f.C.ListenAddrs()
 	a, _ := newTestPoller(t, []string{addrs[2], addrs[0]}, 2, ScopeCluster, Options{}, func(c *Config) { c.RequestTimeout = time.Second })
-	a.refresh()
+	a.refresh(context.Background())
 	fz.set(2, true)
 	checkBudget(t, timedRefresh(a))
 	s := a.Snapshot()
@@ -266,7 +266,7 @@ func TestLogLevelRaiseSkipsFrozenBroker(t *testing.T) {
 		c.PartitionLogLevel = "TRACE"
 	})
 	fz.set(2, true)
-	a.refresh()
+	a.refresh(context.Background())
 	level := newLogLevelRaise(a.cfg.PartitionLogLevel)
 	start := time.Now()
 	level.raise(a)
