@@ -69,8 +69,10 @@ func Topic() *dashboard.DashboardBuilder {
 		WithPanel(steps("Reassignments",
 			"Replicas being added and removed per partition while a reassignment runs. Under-replicated only by replicas being added does not fire the under-replicated and at-min-ISR alerts.",
 			"short", 12, 8,
-			query(perPartition("kafka_replication_partition_reassignment_adding_replicas"), "adding p{{partition}}"),
-			query(perPartition("kafka_replication_partition_reassignment_removing_replicas"), "removing p{{partition}}"),
+			// The adding/removing series exist only while a reassignment runs:
+			// zero from the always-present reassigning series otherwise.
+			query(perPartition("kafka_replication_partition_reassignment_adding_replicas")+" or 0 * "+perPartition("kafka_replication_partition_reassigning"), "adding p{{partition}}"),
+			query(perPartition("kafka_replication_partition_reassignment_removing_replicas")+" or 0 * "+perPartition("kafka_replication_partition_reassigning"), "removing p{{partition}}"),
 			query(perPartition("kafka_replication_partition_under_replicated_by_reassignment"), "under-replicated by it p{{partition}}"),
 		)).
 		WithPanel(timeSeries("ISR shrinks and expands",
