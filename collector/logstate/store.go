@@ -323,7 +323,10 @@ func (s *Store) apply(ev *logparse.Event) {
 	case logparse.HWNonMonotonic:
 		p.setHW(ev.To, t) // a follower's HW lowered by truncation
 	case logparse.ISRShrink:
-		// Proposed, not committed: the controller may never answer.
+		// Proposed, not committed: the controller may never answer. Only the
+		// leader logs it, which is all a sidecar started after the election
+		// may have read about the partition's role.
+		p.setRole(true, t)
 		if t >= p.isrT {
 			p.shrinkPending, p.shrinkTo = true, len(ev.ToISR)
 		}

@@ -238,6 +238,18 @@ func TestStorePendingISRShrink(t *testing.T) {
 	}
 }
 
+// A sidecar started after the leader's election reads no leader line before
+// the shrink; the shrink line itself says this broker leads (issue 14 item 2a,
+// seen on Kafka 4.4.0: the stall cause stayed unknown).
+func TestStorePendingISRShrinkWithoutEarlierLeaderLine(t *testing.T) {
+	s := NewStore(nil)
+	applyLines(t, s, line(shrinking, "2", "orders-0"))
+	s.ObserveISR("orders", 0, 3)
+	if !s.PendingISRShrink("orders", 0) {
+		t.Fatal("want the logged shrink pending while the metadata still says ISR 3")
+	}
+}
+
 // ISR changes the log does not show (the controller fenced a follower) are
 // counted from the admin API's observations, once; the ones it shows are
 // not counted twice, even when the log line comes after the Metadata answer.

@@ -25,6 +25,19 @@ const debugReplicaID = -2
 // LogEndOffset returns the log end offset of the replica of topic-partition
 // held by node id, asking that node directly with replica id -2.
 func (c *Cluster) LogEndOffset(id int32, topic string, partition int32) (int64, error) {
+	return c.listOffsets(id, debugReplicaID, topic, partition)
+}
+
+// HighWatermarkOf asks node id, the partition's leader, for its high
+// watermark (ListOffsets LATEST as a consumer) without a client's metadata
+// round trip: cheap enough to poll every few hundred milliseconds.
+func (c *Cluster) HighWatermarkOf(id int32, topic string, partition int32) (int64, error) {
+	return c.listOffsets(id, -1, topic, partition)
+}
+
+// listOffsets sends ListOffsets LATEST for one partition to node id with the
+// given replica id (-1: a consumer, -2: the debug replica id).
+func (c *Cluster) listOffsets(id, replicaID int32, topic string, partition int32) (int64, error) {
 	cfg := saramaConfig()
 	broker := sarama.NewBroker(c.Node(id).BrokerAddr)
 	if err := broker.Open(cfg); err != nil {
@@ -32,7 +45,7 @@ func (c *Cluster) LogEndOffset(id int32, topic string, partition int32) (int64, 
 	}
 	defer broker.Close()
 	req := sarama.NewOffsetRequest(cfg.Version)
-	req.SetReplicaID(debugReplicaID)
+	req.SetReplicaID(replicaID)
 	req.AddBlock(topic, partition, sarama.OffsetNewest, 1)
 	resp, err := broker.GetAvailableOffsets(req)
 	if err != nil {

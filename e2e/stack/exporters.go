@@ -75,30 +75,12 @@ func (es Exporters) Targets() []Target {
 func StartExporters(ctx context.Context, c *harness.Cluster, binPath string, extraArgs ...string) (Exporters, error) {
 	var es Exporters
 	for _, n := range c.Nodes() {
-		addr, err := freeAddr()
+		e, err := launchExporter(n, binPath, extraArgs)
 		if err != nil {
 			es.Close()
 			return nil, err
 		}
-		args := []string{
-			"serve",
-			"--web.listen-address=" + addr,
-			"--log.file=" + filepath.Join(n.LogDir, "server.log"),
-			"--log.file=" + filepath.Join(n.LogDir, "state-change.log"),
-			"--log.file=" + filepath.Join(n.LogDir, "controller.log"),
-			"--kafka.server=" + n.BrokerAddr,
-			fmt.Sprintf("--kafka.broker-id=%d", n.ID),
-			"--kafka.refresh-interval=2s",
-			"--stall.threshold=20s",
-			"--log.poll-interval=250ms",
-		}
-		args = withOverrides(args, extraArgs)
-		p, err := startProcess(fmt.Sprintf("exporter %d", n.ID), filepath.Join(n.Dir, "exporter.log"), binPath, args...)
-		if err != nil {
-			es.Close()
-			return nil, err
-		}
-		es = append(es, &Exporter{NodeID: n.ID, Addr: addr, URL: "http://" + addr + "/metrics", proc: p})
+		es = append(es, e)
 	}
 	for _, e := range es {
 		if err := e.proc.waitReady(ctx, "http://"+e.Addr+"/-/ready"); err != nil {
@@ -107,6 +89,47 @@ func StartExporters(ctx context.Context, c *harness.Cluster, binPath string, ext
 		}
 	}
 	return es, nil
+}
+
+// StartExporter starts the sidecar of one node, as StartExporters does for
+// each, and waits until it is ready. A scenario that stops and restarts a
+// sidecar (say, to test --log.position-file) calls it again after Close.
+func StartExporter(ctx context.Context, n *harness.Node, binPath string, extraArgs ...string) (*Exporter, error) {
+	e, err := launchExporter(n, binPath, extraArgs)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.proc.waitReady(ctx, "http://"+e.Addr+"/-/ready"); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// launchExporter starts a node's sidecar without waiting for it.
+func launchExporter(n *harness.Node, binPath string, extraArgs []string) (*Exporter, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"serve",
+		"--web.listen-address=" + addr,
+		"--log.file=" + filepath.Join(n.LogDir, "server.log"),
+		"--log.file=" + filepath.Join(n.LogDir, "state-change.log"),
+		"--log.file=" + filepath.Join(n.LogDir, "controller.log"),
+		"--kafka.server=" + n.BrokerAddr,
+		fmt.Sprintf("--kafka.broker-id=%d", n.ID),
+		"--kafka.refresh-interval=2s",
+		"--stall.threshold=20s",
+		"--log.poll-interval=250ms",
+	}
+	args = withOverrides(args, extraArgs)
+	p, err := startProcess(fmt.Sprintf("exporter %d", n.ID), filepath.Join(n.Dir, "exporter.log"), binPath, args...)
+	if err != nil {
+		return nil, err
+	}
+	return &Exporter{NodeID: n.ID, Addr: addr, URL: "http://" + addr + "/metrics", proc: p}, nil
 }
 
 // withOverrides appends extra to args, first dropping the args that set a

@@ -53,6 +53,14 @@ func (m Metrics) Count(name string, match map[string]string) int {
 	return n
 }
 
+// Sum adds the values of every series of metric name whose labels include
+// all of match (0 when there is none: a counter not yet created).
+func (m Metrics) Sum(name string, match map[string]string) float64 {
+	var s float64
+	m.each(name, match, func(x float64) { s += x })
+	return s
+}
+
 func (m Metrics) each(name string, match map[string]string, f func(float64)) {
 	mf := m[name]
 	if mf == nil {

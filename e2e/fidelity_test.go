@@ -1,0 +1,564 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
+)
+
+// TestFidelity (issue 14 items 2–5) checks what the sidecar reports while
+// brokers are frozen, fenced or dead against what Kafka itself answers
+// (ListOffsets, Metadata, its logs), on one 4.4.0 cluster: the sub-scenarios
+// run in this order because the last one kills a broker and the one before it
+// freezes the controller.
+func TestFidelity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Kafka cluster; skipped with -short")
+	}
+	start := time.Now()
+	defer func() { t.Logf("TestFidelity wall time %v", time.Since(start).Round(time.Second)) }()
+	c := harness.StartT(t, harness.Options{Version: kafkaCurrent})
+	scenarios := []struct {
+		name string
+		run  func(context.Context, *testing.T, *harness.Cluster)
+	}{
+		{"stall_in_isr", testStallInISR},
+		{"frozen_follower_refresh", testFrozenFollowerRefresh},
+		{"controller_fenced_churn", testControllerFencedChurn},
+		{"stall_controller_frozen", testStallControllerFrozen},
+		{"dead_broker_sidecar", testDeadBrokerSidecar},
+	}
+	for _, s := range scenarios {
+		t.Run(s.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			began := time.Now()
+			defer func() { t.Logf("%s took %v", s.name, time.Since(began).Round(time.Second)) }()
+			resumeAll(t, c)
+			restoreAll(ctx, t, c)
+			t.Cleanup(func() { resumeAll(t, c) })
+			s.run(ctx, t, c)
+		})
+	}
+}
+
+// testStallInISR (item 2b): both followers freeze for less than
+// replica.lag.time.max.ms (the harness's 5 s), so Kafka keeps them in the
+// ISR, while acks=1 writes move the LEO and not the HW. The leader's sidecar
+// must call it a stall of unknown cause while Metadata still says ISR 3.
+func testStallInISR(ctx context.Context, t *testing.T, c *harness.Cluster) {
+	const topic = "stall-in-isr"
+	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}},
+		Configs: map[string]string{"min.insync.replicas": "2"}}))
+	e := startLeaderSidecar(ctx, t, c, "--stall.threshold=1500ms", "--kafka.refresh-interval=250ms")
+	tr := startTraffic(t, c, topic)
+	defer tr.stop()
+	hw := watchHW(c, topic)
+	defer hw.stop()
+	p := part(topic, 0)
+	observe(ctx, t, e, 15*time.Second, "HW advancing, not stalled", func(m stack.Metrics, _ time.Time) string {
+		return expect(m, gauge("kafka_replication_partition_high_watermark_stalled", p, eq(0)),
+			gauge("kafka_replication_partition_high_watermark", p, gt(20)))
+	})
+
+	paused := time.Now()
+	must(t, c.PauseNode(2))
+	must(t, c.PauseNode(3))
+	var isrAtStall []int32
+	seen := observe(ctx, t, e, 4*time.Second, "stalled with cause unknown, ISR 3", func(m stack.Metrics, _ time.Time) string {
+		msg := expect(m,
+			gauge("kafka_replication_partition_high_watermark_stalled", p, eq(1)),
+			gauge("kafka_replication_partition_high_watermark_stall_cause", withCause(p, "unknown"), eq(1)),
+			gauge("kafka_replication_partition_in_sync_replicas", p, eq(3)),
+			gauge("kafka_replication_partition_under_min_isr", p, eq(0)))
+		if msg == "" {
+			st, err := c.Partition(topic, 0)
+			if err != nil {
+				return err.Error()
+			}
+			isrAtStall = st.ISR
+		}
+		return msg
+	})
+	must(t, c.ResumeNode(2))
+	must(t, c.ResumeNode(3))
+	_, lastAdvance := hw.last(t)
+	t.Logf("followers frozen at +0: Kafka's HW last advanced at %+.1fs, sidecar stalled (cause unknown) at %+.1fs; Metadata ISR then %v",
+		lastAdvance.Sub(paused).Seconds(), seen.Sub(paused).Seconds(), isrAtStall)
+	if len(isrAtStall) != 3 {
+		t.Errorf("Metadata ISR %v when the stall was reported, want the full ISR (the point of this scenario)", isrAtStall)
+	}
+	observe(ctx, t, e, 20*time.Second, "not stalled after SIGCONT", func(m stack.Metrics, _ time.Time) string {
+		return expect(m, gauge("kafka_replication_partition_high_watermark_stalled", p, eq(0)))
+	})
+	if lines, _ := c.GrepLog(1, "server.log", regexp.MustCompile(`\[Partition `+topic+`-0 broker=1\] Shrinking ISR`)); len(lines) > 0 {
+		t.Errorf("the leader shrank the ISR after all, the pause was too long for this scenario: %q", lines[0])
+	}
+}
+
+// testFrozenFollowerRefresh (item 3): one follower frozen must not stall the
+// leader sidecar's refresh: last_refresh_timestamp_seconds keeps moving at the
+// refresh interval, the frozen broker is marked unresponsive, the stall (min
+// ISR 3) is reported within threshold + two intervals of Kafka's last HW
+// advance, and after SIGCONT the refreshes succeed without new errors (no
+// connection reused after a timeout).
+func testFrozenFollowerRefresh(ctx context.Context, t *testing.T, c *harness.Cluster) {
+	const (
+		topic     = "frozen-refresh"
+		threshold = 10 * time.Second
+		interval  = 2 * time.Second
+		timeout   = 3 * time.Second
+	)
+	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}},
+		Configs: map[string]string{"min.insync.replicas": "3"}}))
+	e := startLeaderSidecar(ctx, t, c, "--stall.threshold="+threshold.String(),
+		"--kafka.refresh-interval="+interval.String(), "--kafka.request-timeout="+timeout.String())
+	tr := startTraffic(t, c, topic)
+	defer tr.stop()
+	hw := watchHW(c, topic)
+	defer hw.stop()
+	p := part(topic, 0)
+	observe(ctx, t, e, 15*time.Second, "broker 3 responsive, not stalled", func(m stack.Metrics, _ time.Time) string {
+		return expect(m, gauge("kafka_replication_broker_responsive", map[string]string{"broker": "3"}, eq(1)),
+			gauge("kafka_replication_partition_high_watermark_stalled", p, eq(0)))
+	})
+
+	refreshes := &refreshLog{}
+	broker3 := map[string]string{"broker": "3"}
+	paused := time.Now()
+	must(t, c.PauseNode(3))
+	// Broker 3 is marked unresponsive at the first refresh after the pause;
+	// once the controller fences it (broker.session.timeout.ms, 8 s) it leaves
+	// Metadata's broker list and its series goes away.
+	unresponsive := observe(ctx, t, e, interval+timeout+2*time.Second, "broker 3 unresponsive", func(m stack.Metrics, now time.Time) string {
+		refreshes.add(m, now)
+		return expect(m, gauge("kafka_replication_broker_responsive", broker3, eq(0)))
+	})
+	var gone time.Time
+	stalled := observe(ctx, t, e, threshold+6*interval, "HW stalled", func(m stack.Metrics, now time.Time) string {
+		refreshes.add(m, now)
+		if _, ok := m.Value("kafka_replication_broker_responsive", broker3); !ok && gone.IsZero() {
+			gone = now
+		}
+		return expect(m, gauge("kafka_replication_partition_high_watermark_stalled", p, eq(1)))
+	})
+	_, lastAdvance := hw.last(t)
+	// Keep it frozen a few more refreshes: the gaps must stay short all along.
+	observe(ctx, t, e, 3*interval, "", func(m stack.Metrics, now time.Time) string {
+		refreshes.add(m, now)
+		return "keep watching"
+	})
+	must(t, c.ResumeNode(3))
+	resumed := time.Now()
+	observe(ctx, t, e, 30*time.Second, "broker 3 responsive again", func(m stack.Metrics, now time.Time) string {
+		refreshes.add(m, now)
+		return expect(m, gauge("kafka_replication_broker_responsive", broker3, eq(1)))
+	})
+	m, err := stack.Scrape(ctx, e.URL)
+	must(t, err)
+	errsAfter := m.Sum("kafka_replication_admin_request_errors_total", nil)
+	observe(ctx, t, e, 4*interval, "", func(m stack.Metrics, now time.Time) string {
+		refreshes.add(m, now)
+		if n := m.Sum("kafka_replication_admin_request_errors_total", nil); n != errsAfter {
+			t.Errorf("admin_request_errors_total grew from %v to %v after broker 3 answered again (a connection reused after a timeout?)", errsAfter, n)
+			return ""
+		}
+		return "keep watching"
+	})
+
+	took := stalled.Sub(lastAdvance)
+	t.Logf("follower 3 frozen at +0: broker_responsive{broker=\"3\"} 0 at %+.1fs, series gone (fenced, not in Metadata) at %+.1fs",
+		unresponsive.Sub(paused).Seconds(), gone.Sub(paused).Seconds())
+	t.Logf("follower 3 frozen at +0: Kafka's HW last advanced at %+.1fs, stall reported at %+.1fs (%.1fs after; threshold %v, refresh %v); resumed at %+.1fs",
+		lastAdvance.Sub(paused).Seconds(), stalled.Sub(paused).Seconds(), took.Seconds(), threshold, interval, resumed.Sub(paused).Seconds())
+	if limit := threshold + 2*interval + observeSlack; took > limit {
+		t.Errorf("stall reported %.1fs after the HW's last advance, want ≤ threshold + 2 refresh intervals + %v = %v", took.Seconds(), observeSlack, limit)
+	}
+	gaps := refreshes.gaps()
+	t.Logf("refresh timestamps while frozen and after: %d refreshes, gaps %v", len(gaps)+1, gaps)
+	if len(gaps) < 5 {
+		t.Errorf("only %d refreshes seen in the window", len(gaps)+1)
+	}
+	for _, g := range gaps {
+		if g > interval+timeout {
+			t.Errorf("refresh gap %v > refresh interval + request timeout (%v): a frozen broker held the refresh up", g, interval+timeout)
+		}
+	}
+}
+
+// testControllerFencedChurn (item 5): a follower frozen beyond
+// broker.session.timeout.ms with no writes on the partition is fenced by the
+// controller, which shrinks the ISR; the leader logs no shrink. Its sidecar
+// must still count exactly one shrink and, after SIGCONT, exactly one expand.
+func testControllerFencedChurn(ctx context.Context, t *testing.T, c *harness.Cluster) {
+	const topic = "fenced-churn"
+	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}},
+		Configs: map[string]string{"min.insync.replicas": "2"}}))
+	produceOK(ctx, t, c, topic, 5, sarama.WaitForAll)
+	e := startLeaderSidecar(ctx, t, c, "--kafka.refresh-interval=1s")
+	p := part(topic, 0)
+	observe(ctx, t, e, 15*time.Second, "ISR 3 on the leader's sidecar", func(m stack.Metrics, _ time.Time) string {
+		return expect(m, gauge("kafka_replication_partition_in_sync_replicas", p, eq(3)))
+	})
+	m, err := stack.Scrape(ctx, e.URL)
+	must(t, err)
+	shrinks0 := m.Sum("kafka_replication_partition_isr_shrinks_total", p)
+	expands0 := m.Sum("kafka_replication_partition_isr_expands_total", p)
+	fenceRe := regexp.MustCompile(`Fencing broker 3 `)
+	fencedBefore, _ := c.GrepLog(c.Controllers()[0].ID, "controller.log", fenceRe)
+
+	paused := time.Now()
+	must(t, c.PauseNode(3))
+	st, err := c.WaitPartition(ctx, topic, 0, "broker 3 out of the ISR", func(s harness.PartitionState) bool { return !slices.Contains(s.ISR, 3) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Metadata ISR %v %.1fs after SIGSTOP", st.ISR, time.Since(paused).Seconds())
+	fenced, _ := c.GrepLog(c.Controllers()[0].ID, "controller.log", fenceRe)
+	if len(fenced) <= len(fencedBefore) {
+		t.Errorf("no new 'Fencing broker 3' line in the controller's log: the shrink was not the controller's")
+	}
+	if lines, _ := c.GrepLog(1, "server.log", regexp.MustCompile(`\[Partition `+topic+`-0 broker=1\] (Shrinking ISR|ISR updated to)`)); len(lines) > 0 {
+		t.Errorf("the leader logged the ISR change itself (%q): this scenario wants a change only Metadata shows", lines[0])
+	}
+	observe(ctx, t, e, 15*time.Second, "one shrink counted", func(m stack.Metrics, _ time.Time) string {
+		return expect(m, gauge("kafka_replication_partition_isr_shrinks_total", p, eq(shrinks0+1)))
+	})
+
+	must(t, c.ResumeNode(3))
+	_, err = c.WaitPartition(ctx, topic, 0, "broker 3 back in the ISR", func(s harness.PartitionState) bool { return slices.Contains(s.ISR, 3) })
+	must(t, err)
+	observe(ctx, t, e, 15*time.Second, "one expand counted", func(m stack.Metrics, _ time.Time) string {
+		return expect(m, gauge("kafka_replication_partition_isr_expands_total", p, eq(expands0+1)))
+	})
+	// Several refreshes later, and with whatever the leader logged about the
+	// expansion read, each change is still counted once.
+	time.Sleep(5 * time.Second)
+	m, err = stack.Scrape(ctx, e.URL)
+	must(t, err)
+	if msg := expect(m, gauge("kafka_replication_partition_isr_shrinks_total", p, eq(shrinks0+1)),
+		gauge("kafka_replication_partition_isr_expands_total", p, eq(expands0+1))); msg != "" {
+		t.Errorf("counted twice: %s", msg)
+	}
+}
+
+// testStallControllerFrozen (item 2a): the controller and both followers
+// freeze; the leader logs "Shrinking ISR" but the change cannot commit, so
+// Metadata keeps ISR 3 while acks=1 writes pile up above a still HW. The
+// leader's sidecar must report the stall with cause isr_shrink_pending within
+// threshold + 2 refresh intervals of Kafka's last HW advance, never
+// under_min_isr, and clear it after SIGCONT.
+func testStallControllerFrozen(ctx context.Context, t *testing.T, c *harness.Cluster) {
+	const (
+		topic     = "stall-controller-frozen"
+		threshold = 20 * time.Second
+		interval  = 5 * time.Second
+	)
+	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}},
+		Configs: map[string]string{"min.insync.replicas": "2"}}))
+	e := startLeaderSidecar(ctx, t, c, "--stall.threshold="+threshold.String(), "--kafka.refresh-interval="+interval.String())
+	tr := startTraffic(t, c, topic)
+	defer tr.stop()
+	hw := watchHW(c, topic)
+	defer hw.stop()
+	p := part(topic, 0)
+	observe(ctx, t, e, 20*time.Second, "HW advancing, not stalled", func(m stack.Metrics, _ time.Time) string {
+		return expect(m, gauge("kafka_replication_partition_high_watermark_stalled", p, eq(0)),
+			gauge("kafka_replication_partition_high_watermark", p, gt(20)))
+	})
+
+	controller := c.Controllers()[0].ID
+	paused := time.Now()
+	must(t, c.PauseNode(controller))
+	must(t, c.PauseNode(2))
+	must(t, c.PauseNode(3))
+	underMinISR := false
+	stalled := observe(ctx, t, e, threshold+4*interval+10*time.Second, "stalled with cause isr_shrink_pending", func(m stack.Metrics, _ time.Time) string {
+		if v, ok := m.Value("kafka_replication_partition_under_min_isr", p); ok && v != 0 {
+			underMinISR = true
+		}
+		return expect(m,
+			gauge("kafka_replication_partition_high_watermark_stalled", p, eq(1)),
+			gauge("kafka_replication_partition_high_watermark_stall_cause", withCause(p, "isr_shrink_pending"), eq(1)))
+	})
+	hwNow, lastAdvance := hw.last(t)
+	st, err := c.Partition(topic, 0)
+	must(t, err)
+	leo, err := c.LogEndOffset(1, topic, 0)
+	must(t, err)
+	shrink, _ := c.GrepLog(1, "server.log", regexp.MustCompile(`\[Partition `+topic+`-0 broker=1\] Shrinking ISR`))
+	for _, id := range []int32{2, 3, controller} {
+		must(t, c.ResumeNode(id))
+	}
+	took := stalled.Sub(lastAdvance)
+	t.Logf("controller and followers frozen at +0: HW %d (last advance %+.1fs), LEO %d, Metadata ISR %v; stall (isr_shrink_pending) at %+.1fs, %.1fs after the last advance",
+		hwNow, lastAdvance.Sub(paused).Seconds(), leo, st.ISR, stalled.Sub(paused).Seconds(), took.Seconds())
+	if len(shrink) == 0 {
+		t.Errorf("the leader logged no Shrinking ISR for %s", topic)
+	}
+	if len(st.ISR) != 3 {
+		t.Errorf("Metadata ISR %v: the shrink committed, the controller was not frozen?", st.ISR)
+	}
+	if leo <= hwNow {
+		t.Errorf("LEO %d not ahead of HW %d: no acks=1 writes during the freeze", leo, hwNow)
+	}
+	if limit := threshold + 2*interval + observeSlack; took > limit {
+		t.Errorf("stall reported %.1fs after Kafka's last HW advance, want ≤ threshold + 2 refresh intervals + %v = %v", took.Seconds(), observeSlack, limit)
+	}
+	if underMinISR {
+		t.Errorf("under_min_isr went to 1 while Metadata said ISR 3")
+	}
+	observe(ctx, t, e, 60*time.Second, "not stalled after SIGCONT", func(m stack.Metrics, _ time.Time) string {
+		return expect(m, gauge("kafka_replication_partition_high_watermark_stalled", p, eq(0)))
+	})
+}
+
+// testDeadBrokerSidecar (item 4): after SIGKILL of a broker, its sidecar
+// (up 0) drops the partition series after the grace (three refresh
+// intervals, at least 30 s), and the sidecars of the new leaders export each
+// partition exactly once: the sum over sidecars is the partition count.
+func testDeadBrokerSidecar(ctx context.Context, t *testing.T, c *harness.Cluster) {
+	const (
+		topic      = "dead-sidecar"
+		partitions = 6
+		interval   = 2 * time.Second
+		grace      = 30 * time.Second // max(3 × interval, 30 s)
+	)
+	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Partitions: partitions,
+		Configs: map[string]string{"min.insync.replicas": "2"}}))
+	es, err := stack.StartExporters(ctx, c, exporterBinary(t), "--kafka.refresh-interval="+interval.String())
+	must(t, err)
+	defer es.Close()
+	s := &sidecars{t: t, es: es}
+	const isr = "kafka_replication_partition_in_sync_replicas"
+	onLeaders := func(m map[int32]stack.Metrics) string {
+		for p := range int32(partitions) {
+			st, err := c.Partition(topic, p)
+			if err != nil {
+				return err.Error()
+			}
+			if msg := onlyOn(m, isr, topic, p, st.Leader); msg != "" {
+				return msg
+			}
+		}
+		return ""
+	}
+	s.eventually(ctx, 30*time.Second, "each partition on its leader's sidecar", onLeaders)
+
+	const victim = 3
+	killed := time.Now()
+	must(t, c.KillNode(ctx, victim))
+	for p := range int32(partitions) {
+		_, err := c.WaitPartition(ctx, topic, p, "a live leader", func(s harness.PartitionState) bool { return s.Leader >= 0 && s.Leader != victim })
+		must(t, err)
+	}
+	elected := time.Since(killed)
+	took := s.eventually(ctx, grace+elected+6*interval, "dead broker's sidecar drops its partitions", func(m map[int32]stack.Metrics) string {
+		if msg := expect(m[victim], gauge("kafka_replication_up", nil, eq(0))); msg != "" {
+			return msg
+		}
+		if n := m[victim].Count(isr, nil); n > 0 {
+			return fmt.Sprintf("sidecar %d (broker dead) still exports %d %s series", victim, n, isr)
+		}
+		total := 0
+		for _, mm := range m {
+			total += mm.Count(isr, map[string]string{"topic": topic})
+		}
+		if total != partitions {
+			return fmt.Sprintf("%d %s series for %s over all sidecars, want %d", total, isr, topic, partitions)
+		}
+		return onLeaders(m)
+	})
+	t.Logf("broker %d killed: new leaders after %.1fs; its sidecar dropped its partition series and the sum over sidecars was %d after %.1fs (grace %v)",
+		victim, elected.Seconds(), partitions, (elected + took).Seconds(), grace)
+	if limit := grace + 3*interval + 5*time.Second; elected+took > limit {
+		t.Errorf("series dropped %.1fs after the kill, want ≤ grace + 3 refreshes (+5s scrape slack) = %v", (elected + took).Seconds(), limit)
+	}
+}
+
+// observeSlack is what the test's own polling adds to a measured delay: the
+// HW watch and the scrapes each run every 250 ms, plus a request each.
+const observeSlack = time.Second
+
+// startLeaderSidecar starts node 1's sidecar (node 1 leads every topic the
+// scenarios pin to [1,2,3]) and stops it when the test ends.
+func startLeaderSidecar(ctx context.Context, t *testing.T, c *harness.Cluster, args ...string) *stack.Exporter {
+	t.Helper()
+	e, err := stack.StartExporter(ctx, c.Node(1), exporterBinary(t), args...)
+	must(t, err)
+	t.Cleanup(e.Close)
+	return e
+}
+
+// resumeAll sends SIGCONT to every paused node, controllers included.
+func resumeAll(t *testing.T, c *harness.Cluster) {
+	for _, n := range append(slices.Clone(c.Controllers()), c.Nodes()...) {
+		if n.Paused() {
+			if err := c.ResumeNode(n.ID); err != nil {
+				t.Errorf("resume node %d: %v", n.ID, err)
+			}
+		}
+	}
+}
+
+// observe scrapes one sidecar every 250 ms until cond returns "" and returns
+// the time of that scrape; after within it fails the test with cond's last
+// complaint, unless what is empty: then it just returns (a watch window).
+func observe(ctx context.Context, t *testing.T, e *stack.Exporter, within time.Duration, what string, cond func(stack.Metrics, time.Time) string) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	last := ""
+	for {
+		scrapeCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		m, err := stack.Scrape(scrapeCtx, e.URL)
+		cancel()
+		now := time.Now()
+		if err != nil {
+			last = err.Error()
+		} else if last = cond(m, now); last == "" {
+			return now
+		}
+		if now.After(deadline) {
+			if what != "" {
+				t.Fatalf("%s: not within %v: %s", what, within, last)
+			}
+			return now
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: %v (last: %s)", what, ctx.Err(), last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func withCause(p map[string]string, cause string) map[string]string {
+	out := map[string]string{"cause": cause}
+	for k, v := range p {
+		out[k] = v
+	}
+	return out
+}
+
+// refreshLog records the distinct values of last_refresh_timestamp_seconds.
+type refreshLog struct{ stamps []float64 }
+
+func (r *refreshLog) add(m stack.Metrics, _ time.Time) {
+	v, ok := m.Value("kafka_replication_last_refresh_timestamp_seconds", nil)
+	if ok && (len(r.stamps) == 0 || v != r.stamps[len(r.stamps)-1]) {
+		r.stamps = append(r.stamps, v)
+	}
+}
+
+func (r *refreshLog) gaps() []time.Duration {
+	var out []time.Duration
+	for i := 1; i < len(r.stamps); i++ {
+		out = append(out, time.Duration((r.stamps[i]-r.stamps[i-1])*float64(time.Second)).Round(10*time.Millisecond))
+	}
+	return out
+}
+
+// traffic sends acks=1 messages to partition 0 of a topic at about 20 per
+// second until stopped, like the producer of the issue's runs.
+type traffic struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+func startTraffic(t *testing.T, c *harness.Cluster, topic string) *traffic {
+	t.Helper()
+	producer, err := c.Producer(sarama.WaitForLocal)
+	must(t, err)
+	tr := &traffic{done: make(chan struct{})}
+	tr.wg.Add(1)
+	go func() {
+		defer tr.wg.Done()
+		defer producer.Close()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tr.done:
+				return
+			case <-tick.C:
+				_, _, _ = producer.SendMessage(&sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder("x")})
+			}
+		}
+	}()
+	return tr
+}
+
+func (tr *traffic) stop() {
+	select {
+	case <-tr.done:
+	default:
+		close(tr.done)
+	}
+	tr.wg.Wait()
+}
+
+// hwWatch polls Kafka's own high watermark (ListOffsets LATEST to the
+// leader, node 1 in every scenario that uses it) every 250 ms
+// and remembers when it last changed: the reference the stall timings are
+// measured from.
+type hwWatch struct {
+	mu      sync.Mutex
+	hw      int64
+	changed time.Time
+	err     error // the last failed ListOffsets, for a scenario that saw none succeed
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func watchHW(c *harness.Cluster, topic string) *hwWatch {
+	w := &hwWatch{hw: -1, done: make(chan struct{})}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		for {
+			hw, err := c.HighWatermarkOf(1, topic, 0)
+			w.mu.Lock()
+			if err != nil {
+				w.err = err
+			} else if hw != w.hw {
+				w.hw, w.changed = hw, time.Now()
+			}
+			w.mu.Unlock()
+			select {
+			case <-w.done:
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
+	return w
+}
+
+// last returns Kafka's HW and when it last changed; it fails the test if no
+// ListOffsets answered, since every timing is measured from that moment.
+func (w *hwWatch) last(t *testing.T) (int64, time.Time) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.changed.IsZero() {
+		t.Fatalf("Kafka's high watermark never answered (HW %d): %v", w.hw, w.err)
+	}
+	return w.hw, w.changed
+}
+
+func (w *hwWatch) stop() {
+	select {
+	case <-w.done:
+	default:
+		close(w.done)
+	}
+	w.wg.Wait()
+}
