@@ -137,6 +137,12 @@ func (a *Poller) refreshBudget() time.Duration {
 	return min(a.cfg.RequestTimeout, a.cfg.RefreshInterval)
 }
 
+// probeBudget is how long a refresh waits for a broker that did not answer
+// the last one; once it answers within that, it gets the whole budget again.
+func (a *Poller) probeBudget() time.Duration {
+	return max(a.refreshBudget()/5, time.Second)
+}
+
 // staleAfter is how long the partition series outlive the last successful
 // refresh: a few missed refreshes are a blip, more mean this sidecar's view
 // is stale while other sidecars export the same partitions afresh.
@@ -421,6 +427,14 @@ func (a *Poller) fetch(ctx context.Context, p *refreshPlan, configAddr string, a
 	for id := range ids {
 		addr := a.brokers[id]
 		wg.Go(func() {
+			ctx := ctx
+			if a.unresponsive(id) {
+				// It did not answer last time: probe it briefly, so that a
+				// frozen broker does not hold every refresh to the deadline.
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, a.probeBudget())
+				defer cancel()
+			}
 			if idx := p.hwByBroker[id]; len(idx) > 0 {
 				err := a.pool.listOffsetsLatest(ctx, addr, -1, p.parts, idx, func(i int32, ans offsetAnswer) {
 					got.hwAt[i] = ans

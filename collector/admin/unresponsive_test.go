@@ -274,3 +274,24 @@ func TestLogLevelRaiseSkipsFrozenBroker(t *testing.T) {
 		t.Errorf("want the raise skipped at once, took %v, raised %v", took, level.raised)
 	}
 }
+
+// TestPollerProbesAnUnresponsiveBroker: a broker that did not answer the last
+// refresh is given only the probe budget, so a frozen follower does not hold
+// every refresh (and with it the stall verdict) to the whole deadline; once
+// thawed it answers within the probe and is responsive again.
+func TestPollerProbesAnUnresponsiveBroker(t *testing.T) {
+	f, fz := frozenCluster(t)
+	a, _ := newTestPoller(t, f.C.ListenAddrs()[:1], 0, ScopeCluster, Options{}, func(c *Config) { c.RequestTimeout = 3 * time.Second })
+	a.refresh(context.Background())
+	fz.set(2, true)
+	if took := timedRefresh(a); took < 2900*time.Millisecond || took > 4*time.Second {
+		t.Errorf("want the first refresh after the freeze to wait its 3s budget, took %v", took)
+	}
+	if took := timedRefresh(a); took < 900*time.Millisecond || took > 1900*time.Millisecond {
+		t.Errorf("want the next refresh to probe the frozen broker for 1s only, took %v", took)
+	}
+	fz.set(2, false)
+	time.Sleep(100 * time.Millisecond)
+	a.refresh(context.Background())
+	expect(t, "brokers after the thaw", brokersOf(a.Snapshot()), "0=true 1=true 2=true")
+}
