@@ -14,7 +14,7 @@
 # promtool is pinned to 3.x on purpose: Prometheus 3 made range selectors
 # left-open, so Debian's promtool 2.42 evaluates the same rule test
 # differently (count_over_time(x[1m]) at a sample boundary is 2 on 2.42, 1 on
-# 3.x; see /work/shared/docs/libraries.md §5). CI and developers must run the
+# 3.x). CI and developers must run the
 # same promtool or the tests in alerts/tests/ mean different things.
 #
 # Usage: .ci/install-prometheus-tools.sh        (KRE_CACHE overrides the cache)

@@ -1,15 +1,9 @@
 package kafkanet
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"runtime"
 	"testing"
@@ -18,6 +12,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/xdg-go/scram"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/testcert"
 )
 
 // hostileTimeout is what each test gives sarama per dial and request: a
@@ -33,35 +29,6 @@ func clientConfig() *sarama.Config {
 	conf.Net.WriteTimeout = hostileTimeout
 	conf.Metadata.Retry.Max = 0
 	return conf
-}
-
-// selfSigned returns a server TLS config for 127.0.0.1 and a client config
-// that trusts it.
-func selfSigned(t *testing.T) (server, client *tls.Config) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	server = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}
-	client = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	return server, client
 }
 
 // hostilePeer listens on 127.0.0.1 and answers every connection's first
@@ -125,7 +92,8 @@ var hostileAnswers = map[string][]byte{
 func TestBrokerOpenAgainstHostilePeers(t *testing.T) {
 	for name, answer := range hostileAnswers {
 		for _, withTLS := range []bool{false, true} {
-			serverTLS, clientTLS := selfSigned(t)
+			cert := testcert.New(t)
+			serverTLS, clientTLS := cert.Server(), cert.Client()
 			if !withTLS {
 				serverTLS, clientTLS = nil, nil
 			}
@@ -211,7 +179,8 @@ func (s *scramClient) Done() bool                            { return s.conv.Don
 // which shows the responses really pass through the check, decrypted.
 func TestSaramaThroughDialerWithTLSAndSASL(t *testing.T) {
 	for _, mech := range []sarama.SASLMechanism{sarama.SASLTypePlaintext, sarama.SASLTypeSCRAMSHA512} {
-		serverTLS, clientTLS := selfSigned(t)
+		cert := testcert.New(t)
+		serverTLS, clientTLS := cert.Server(), cert.Client()
 		cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.TLS(serverTLS), kfake.EnableSASL(),
 			kfake.Superuser(string(mech), "prom", "s3cret"), kfake.SeedTopics(3, "orders"))
 		if err != nil {

@@ -1,20 +1,15 @@
 package elr
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"math/big"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/testcert"
 )
 
 func TestConfigRejectsWhatCannotWork(t *testing.T) {
@@ -78,7 +73,8 @@ func TestReadAuthenticatesWithEachSASLMechanism(t *testing.T) {
 }
 
 func TestReadDialsTLS(t *testing.T) {
-	cert, pool := selfSigned(t)
+	tc := testcert.New(t)
+	cert, pool := tc.TLS, tc.Pool
 	c := newCluster(t, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}),
 		kfake.SeedTopics(2, "alpha"))
 
@@ -105,35 +101,4 @@ func TestReadDialsTLS(t *testing.T) {
 	if err == nil {
 		t.Error("Read trusted an unknown certificate authority")
 	}
-}
-
-// selfSigned is a certificate for 127.0.0.1 and the pool that trusts it.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "kfake"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
