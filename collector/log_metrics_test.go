@@ -96,13 +96,13 @@ func TestLogMetrics(t *testing.T) {
 	)
 	got := scrapeText(t, TableSource(NewLogMetrics(s, nil, LogMetricsOptions{PartitionLabels: true, LeaderGauges: true}).Tables))
 	for name, want := range map[string]string{
-		"kafka_replication_partition_isr_shrinks_total": `# HELP kafka_replication_partition_isr_shrinks_total ISR shrinks seen in this broker's log.
+		"kafka_replication_partition_isr_shrinks_total": `# HELP kafka_replication_partition_isr_shrinks_total ISR shrinks seen in this broker's log or, in leader scope, in Metadata.
 # TYPE kafka_replication_partition_isr_shrinks_total counter
 kafka_replication_partition_isr_shrinks_total{partition="0",topic="orders"} 1
 kafka_replication_partition_isr_shrinks_total{partition="10",topic="orders"} 0
 kafka_replication_partition_isr_shrinks_total{partition="9",topic="orders"} 0
 `,
-		"kafka_replication_partition_in_sync_replicas": `# HELP kafka_replication_partition_in_sync_replicas ISR size of a partition this broker leads, from its own log (log-only mode).
+		"kafka_replication_partition_in_sync_replicas": `# HELP kafka_replication_partition_in_sync_replicas In-sync replicas of the partition (Metadata joined with this broker's logs: the fresher wins; log-only mode: this broker's log, for partitions it leads).
 # TYPE kafka_replication_partition_in_sync_replicas gauge
 kafka_replication_partition_in_sync_replicas{partition="0",topic="orders"} 3
 kafka_replication_partition_in_sync_replicas{partition="10",topic="orders"} 2
@@ -141,7 +141,7 @@ func TestLogMetricsRollup(t *testing.T) {
 		line(hwUpd, "3", "orders-0", "5", "8"),
 	)
 	got := scrapeText(t, TableSource(NewLogMetrics(s, nil, LogMetricsOptions{PartitionLabels: false, LeaderGauges: true}).Tables))
-	want := `# HELP kafka_replication_partition_isr_shrinks_total ISR shrinks seen in this broker's log.
+	want := `# HELP kafka_replication_partition_isr_shrinks_total ISR shrinks seen in this broker's log or, in leader scope, in Metadata.
 # TYPE kafka_replication_partition_isr_shrinks_total counter
 kafka_replication_partition_isr_shrinks_total{topic="orders"} 2
 `

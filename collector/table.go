@@ -38,16 +38,22 @@ type Column struct {
 // that the snapshot can be reused.
 type TableSource func() (tables []*Table, release func())
 
-// tableRenderer renders one table's columns; its label blocks are built on
-// the first column actually written, so a scrape that selects other families
-// (name[]=…) does not pay for them. Its buffers are reused between scrapes
-// (expositionScratch).
+// tableRenderer renders one table's columns; its label blocks and cells are
+// built on the first column actually written, so a scrape that selects other
+// families (name[]=…) does not pay for them. Its buffers are reused between
+// scrapes (expositionScratch).
 type tableRenderer struct {
 	t        *Table
 	prepared bool
 	values   []string // label values, row by row
 	order    []int32  // rows in series order
 	labels   labelBlocks
+	// cells holds every column's values, column by column, each in series
+	// order, read from the rows one row at a time: the rows (a snapshot's
+	// partitions, say) are then walked once, and each family's pass is
+	// sequential. has[i] is false where cells[i] has no sample.
+	cells []float64
+	has   []bool
 }
 
 func (r *tableRenderer) prepare() {
@@ -80,16 +86,25 @@ func (r *tableRenderer) prepare() {
 	for _, row := range r.order {
 		r.labels.addPairs(names, values[int(row)*n:int(row+1)*n])
 	}
+	size := t.Rows * len(t.Columns)
+	r.cells = slices.Grow(r.cells[:0], size)[:size]
+	r.has = slices.Grow(r.has[:0], size)[:size]
+	for k, row := range r.order {
+		for c := range t.Columns {
+			r.cells[c*t.Rows+k], r.has[c*t.Rows+k] = t.Columns[c].Value(int(row))
+		}
+	}
 }
 
 func (r *tableRenderer) render(w *textWriter, f *textFamily, column int) {
 	if !r.prepared {
 		r.prepare()
 	}
-	value := r.t.Columns[column].Value
+	rows := r.t.Rows
+	cells, has := r.cells[column*rows:(column+1)*rows], r.has[column*rows:(column+1)*rows]
 	w.begin(f)
-	for k, row := range r.order {
-		if v, ok := value(int(row)); ok {
+	for k, v := range cells {
+		if has[k] {
 			w.sampleFloat(f, r.labels.get(k), v)
 		}
 	}
@@ -112,4 +127,75 @@ func idLabel(id int32) string {
 		return idLabels[id]
 	}
 	return strconv.FormatInt(int64(id), 10)
+}
+
+// rowColumn is a column over rows of type R: its family and a value read
+// from the row itself, ok false where the row has no sample.
+type rowColumn[R any] struct {
+	family *Family
+	value  func(row R) (float64, bool)
+}
+
+// rowTable is a table of rows, labelled by labels, with a column each of cols.
+func rowTable[R any](rows []R, labels func(row R, values []string), cols []rowColumn[R]) *Table {
+	t := &Table{
+		Rows:    len(rows),
+		Labels:  func(row int, values []string) { labels(rows[row], values) },
+		Columns: make([]Column, len(cols)),
+	}
+	for i, c := range cols {
+		value := c.value
+		t.Columns[i] = Column{c.family, func(row int) (float64, bool) { return value(rows[row]) }}
+	}
+	return t
+}
+
+// rollupTable folds rows into one row per topic, for
+// --no-collector.partition-labels: a column for each of cols whose family
+// declares a Rollup. The rows of topic k are rows[ends[k-1]:ends[k]]
+// (from 0 for the first); topic(k) is its name, in sorted order. Each row is
+// read once, all its columns together.
+func rollupTable[R any](rows []R, ends []int, topic func(k int) string, cols []rowColumn[R]) *Table {
+	var (
+		values []func(R) (float64, bool)
+		isMin  []bool
+		folded []*Rollup
+	)
+	for _, c := range cols {
+		if rollup := c.family.Rollup; rollup != nil {
+			values = append(values, c.value)
+			isMin = append(isMin, rollup.Fold == Min)
+			folded = append(folded, rollup)
+		}
+	}
+	n := len(values)
+	acc, some := make([]float64, len(ends)*n), make([]bool, len(ends)*n) // [k*n+c]: column c of topic k
+	r := &Table{Rows: len(ends), Labels: func(k int, values []string) { values[0] = topic(k) }}
+	for c, rollup := range folded {
+		r.Columns = append(r.Columns, Column{rollup.Family, func(k int) (float64, bool) {
+			return acc[k*n+c], some[k*n+c] || rollup.Always
+		}})
+	}
+	r.Prepare = func(*Table) {
+		start := 0
+		for k, end := range ends {
+			a, s := acc[k*n:(k+1)*n], some[k*n:(k+1)*n]
+			for _, row := range rows[start:end] {
+				for c, value := range values {
+					v, ok := value(row)
+					switch {
+					case !ok:
+					case !s[c]:
+						a[c], s[c] = v, true
+					case isMin[c]:
+						a[c] = min(a[c], v)
+					default:
+						a[c] += v
+					}
+				}
+			}
+			start = end
+		}
+	}
+	return r
 }
