@@ -17,7 +17,7 @@ func applyLines(t testing.TB, s *logstate.Store, lines ...string) {
 	t.Helper()
 	p := logparse.NewParser(time.UTC)
 	for _, l := range lines {
-		ev, ok := p.ParseLine([]byte(l))
+		ev, ok := p.Parse(logparse.Record{First: []byte(l), Line: 1, Lines: 1})
 		if !ok {
 			t.Fatalf("want parsed: %s", l)
 		}
@@ -164,7 +164,7 @@ func BenchmarkLogMetrics10kPartitions(b *testing.B) {
 	p := logparse.NewParser(time.UTC)
 	for i := 0; i < 10000; i++ {
 		l := line(isrUpd, "1", "topic"+strconv.Itoa(i/50)+"-"+strconv.Itoa(i%50), "1,2,3", "5")
-		ev, _ := p.ParseLine([]byte(l))
+		ev, _ := p.Parse(logparse.Record{First: []byte(l), Line: 1, Lines: 1})
 		s.Apply(&ev)
 	}
 	src := TableSource(NewLogMetrics(s, nil, LogMetricsOptions{PartitionLabels: true, LeaderGauges: true}).Tables)

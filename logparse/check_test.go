@@ -13,7 +13,7 @@ func checkLines(t *testing.T, lines ...string) []Result {
 	c := NewChecker()
 	out := make([]Result, 0, len(lines))
 	for _, l := range lines {
-		ev, ok := p.ParseLine([]byte(l))
+		ev, ok := p.parseLine([]byte(l))
 		if !ok {
 			t.Fatalf("want line parsed, got not ours: %s", l)
 		}
