@@ -53,14 +53,21 @@ var (
 	stallCauseFamily = newFamily("partition_high_watermark_stall_cause", "1 for the likely cause of a stalled high watermark, only for stalled partitions.", Gauge, "cause", "partition", "topic").withDoc("Causes: `under_min_isr`; `isr_shrink_pending`, the leader logged a shrink the metadata does not show; `unknown`. Never exported without partition labels.")
 )
 
-// adminFamilies lists the admin families with partition labels, for the README.
-func adminFamilies() []*Family {
-	return []*Family{
+// Families lists every family the exporter writes (the partition-labelled
+// form of those with a per-topic rollup), for the README: the log half's
+// (families.go), then the admin half's.
+func Families() []*Family {
+	fams := append([]*Family(nil), logCounterFamilies[:]...)
+	fams = append(fams, logHWFamily, logEventsFamily, logLastEventFamily,
+		logPartitionsFamily, logPartitionsRefusedFamily,
+		fileRecordsFamily, fileMalformedFamily, fileLinesFamily, fileBytesFamily, fileRotationsFamily,
+		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily, fileErrorFamily, fileErrorsFamily)
+	return append(fams,
 		upFamily, lastRefreshFamily, refreshDurationFamily,
 		requestErrorsFamily, disagreementsFamily, topicMinISRFamily, brokerResponsiveFamily,
 		replicasFamily, isrFamily, minISRFamily, underReplicatedFamily, underMinISRFamily, atMinISRFamily, headroomFamily,
 		leaderFamily, leaderEpochFamily, hwFamily, leoFamily, stalledFamily, lastAdvanceFamily, regressionsFamily,
 		elrFamily, lastKnownELRFamily, reassigningFamily, reassignAddingFamily, reassignRemovingFamily, urpByMoveFamily,
 		replicaLagFamily, stallCauseFamily,
-	}
+	)
 }

@@ -315,10 +315,3 @@ func (r stringRanks) of(id int32) int32 {
 	j, _ := slices.BinarySearch(r.ids, id)
 	return r.rank[j]
 }
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}

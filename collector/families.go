@@ -142,14 +142,3 @@ var (
 	fileErrorFamily       = newFamily("log_file_error", "1 for the reason the file cannot be followed right now, 0 for the other reasons.", Gauge, "file", "reason").withDoc("Reasons: `not_found`, `permission_denied`, `not_regular_file` (a directory, FIFO or device), `read_error`. Each change of state is also logged once at WARN.")
 	fileErrorsFamily      = newFamily("log_file_errors_total", "Times the file entered an error state, by reason.", Counter, "file", "reason")
 )
-
-// Families lists every family the exporter writes (the partition-labelled
-// form of those with a per-topic rollup), for the README.
-func Families() []*Family {
-	fams := append([]*Family(nil), logCounterFamilies[:]...)
-	return append(append(fams, logHWFamily, logEventsFamily, logLastEventFamily,
-		logPartitionsFamily, logPartitionsRefusedFamily,
-		fileRecordsFamily, fileMalformedFamily, fileLinesFamily, fileBytesFamily, fileRotationsFamily,
-		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily, fileErrorFamily, fileErrorsFamily),
-		adminFamilies()...)
-}

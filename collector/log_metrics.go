@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
@@ -200,5 +199,3 @@ func fileErrorTable(files []logstate.FileStats) *Table {
 		},
 	}
 }
-
-func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

@@ -1,8 +1,8 @@
 package collector
 
 import (
-	"slices"
 	"strconv"
+	"time"
 )
 
 // A Table is how state becomes metrics (see the package doc): rows that
@@ -38,79 +38,6 @@ type Column struct {
 // that the snapshot can be reused.
 type TableSource func() (tables []*Table, release func())
 
-// tableRenderer renders one table's columns; its label blocks and cells are
-// built on the first column actually written, so a scrape that selects other
-// families (name[]=…) does not pay for them. Its buffers are reused between
-// scrapes (expositionScratch).
-type tableRenderer struct {
-	t        *Table
-	prepared bool
-	values   []string // label values, row by row
-	order    []int32  // rows in series order
-	labels   labelBlocks
-	// cells holds every column's values, column by column, each in series
-	// order, read from the rows one row at a time: the rows (a snapshot's
-	// partitions, say) are then walked once, and each family's pass is
-	// sequential. has[i] is false where cells[i] has no sample.
-	cells []float64
-	has   []bool
-}
-
-func (r *tableRenderer) prepare() {
-	r.prepared = true
-	t := r.t
-	if t.Prepare != nil {
-		t.Prepare(t)
-	}
-	names := t.Columns[0].Family.Labels
-	n := len(names)
-	r.values = slices.Grow(r.values[:0], t.Rows*n)[:t.Rows*n]
-	values := r.values
-	if n > 0 {
-		for row := range t.Rows {
-			t.Labels(row, values[row*n:(row+1)*n])
-		}
-	}
-	r.order = slices.Grow(r.order[:0], t.Rows)
-	for i := range t.Rows {
-		r.order = append(r.order, int32(i))
-	}
-	cmp := func(a, b int32) int {
-		return slices.Compare(values[int(a)*n:int(a+1)*n], values[int(b)*n:int(b+1)*n])
-	}
-	if !slices.IsSortedFunc(r.order, cmp) {
-		slices.SortFunc(r.order, cmp)
-	}
-	r.labels.reset()
-	r.labels.grow(t.Rows, 16*n+8)
-	for _, row := range r.order {
-		r.labels.addPairs(names, values[int(row)*n:int(row+1)*n])
-	}
-	size := t.Rows * len(t.Columns)
-	r.cells = slices.Grow(r.cells[:0], size)[:size]
-	r.has = slices.Grow(r.has[:0], size)[:size]
-	for k, row := range r.order {
-		for c := range t.Columns {
-			r.cells[c*t.Rows+k], r.has[c*t.Rows+k] = t.Columns[c].Value(int(row))
-		}
-	}
-}
-
-func (r *tableRenderer) render(w *textWriter, f *textFamily, column int) {
-	if !r.prepared {
-		r.prepare()
-	}
-	rows := r.t.Rows
-	cells, has := r.cells[column*rows:(column+1)*rows], r.has[column*rows:(column+1)*rows]
-	w.begin(f)
-	for k, v := range cells {
-		if has[k] {
-			w.sampleFloat(f, r.labels.get(k), v)
-		}
-	}
-	w.end()
-}
-
 // idLabels are the label values of the usual partition and broker ids,
 // formatted once rather than on every scrape.
 var idLabels = func() []string {
@@ -128,6 +55,17 @@ func idLabel(id int32) string {
 	}
 	return strconv.FormatInt(int64(id), 10)
 }
+
+// b2f is a column value of a condition: 1 or 0.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// unixSeconds is a column value of a time.
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 // rowColumn is a column over rows of type R: its family and a value read
 // from the row itself, ok false where the row has no sample.
