@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"weak"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 )
@@ -19,6 +20,13 @@ type AdminSnapshots interface {
 type AdminMetrics struct {
 	src             AdminSnapshots
 	partitionLabels bool
+
+	// The per-topic rollup folds every partition, so the scrapes between
+	// two refreshes share it; the weak pointer names its snapshot without
+	// keeping it alive.
+	mu         sync.Mutex
+	rolled     *Table
+	rolledFrom weak.Pointer[admin.Snapshot]
 }
 
 // NewAdminMetrics renders src per partition, or without partitionLabels
@@ -57,14 +65,17 @@ var partitionColumns = []rowColumn[*admin.Partition]{
 	{reassignRemovingFamily, func(p *admin.Partition) (float64, bool) { return float64(p.RemovingReplicas), p.Reassigning }},
 }
 
-// adminScrape is one scrape's view of a snapshot, pooled between scrapes.
+// adminScrape is one scrape's view of a snapshot's partitions, pooled
+// between scrapes. Its tables lay it out (list) only when one of their
+// families is written.
 type adminScrape struct {
+	s      *admin.Snapshot
+	listed bool               // parts lists s's partitions
 	parts  []*admin.Partition // by topic, then partition number (snapshot order)
-	ends   []int              // where each topic's partitions end in parts
-	lags   []lagRef
-	stalls []int32 // indexes into parts
+	lags   []lagRef           // in series order
+	stalls []int32            // indexes into parts
 
-	// Scratch of the series order (seriesOrder).
+	// Scratch of the series order (below).
 	ordered  []*admin.Partition
 	rank     []int32
 	order    []int32
@@ -83,26 +94,54 @@ var adminScrapePool = sync.Pool{New: func() any { return new(adminScrape) }}
 // Tables snapshots the poller and returns its tables (a TableSource).
 func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	s := m.src.Snapshot()
-	sc := adminScrapePool.Get().(*adminScrape)
-	sc.parts, sc.ends = sc.parts[:0], sc.ends[:0]
-	for i := range s.Topics {
-		for j := range s.Topics[i].Partitions {
-			sc.parts = append(sc.parts, &s.Topics[i].Partitions[j])
-		}
-		sc.ends = append(sc.ends, len(sc.parts))
-	}
 	tables := []*Table{refreshTable(s), requestErrorTable(s), disagreementTable(s), topicMinISRTable(s), brokerTable(s)}
-	if m.partitionLabels {
-		tables = append(tables, sc.orderedPartitionTable(), sc.lagTable(), sc.stallTable())
-	} else {
-		topics := s.Topics
-		tables = append(tables, rollupTable(sc.parts, sc.ends, func(k int) string { return topics[k].Name }, partitionColumns))
+	if !m.partitionLabels {
+		return append(tables, m.rollup(s)), nil
 	}
+	sc := adminScrapePool.Get().(*adminScrape)
+	sc.s, sc.listed = s, false
+	tables = append(tables, sc.orderedPartitionTable(), sc.lagTable(), sc.stallTable())
 	return tables, func() {
+		sc.s = nil
 		clear(sc.parts) // drop the pointers into the snapshot
 		clear(sc.ordered)
 		adminScrapePool.Put(sc)
 	}
+}
+
+// list lays out the partitions of the scrape's snapshot, once.
+func (sc *adminScrape) list() {
+	if !sc.listed {
+		sc.listed = true
+		sc.parts, _ = partitionsOf(sc.s, sc.parts[:0], nil)
+	}
+}
+
+// partitionsOf appends s's partitions to parts, by topic then number, and
+// where each topic's end to ends.
+func partitionsOf(s *admin.Snapshot, parts []*admin.Partition, ends []int) ([]*admin.Partition, []int) {
+	for i := range s.Topics {
+		for j := range s.Topics[i].Partitions {
+			parts = append(parts, &s.Topics[i].Partitions[j])
+		}
+		ends = append(ends, len(parts))
+	}
+	return parts, ends
+}
+
+// rollup returns the per-topic table of s, folded once per snapshot.
+func (m *AdminMetrics) rollup(s *admin.Snapshot) *Table {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rolled == nil || m.rolledFrom.Value() != s {
+		parts, ends := partitionsOf(s, nil, nil)
+		topics := make([]string, len(s.Topics))
+		for k := range s.Topics {
+			topics[k] = s.Topics[k].Name
+		}
+		m.rolled, m.rolledFrom = rollupTable(parts, ends, topics, partitionColumns), weak.Make(s)
+	}
+	return m.rolled
 }
 
 // refreshTable is the refresh itself: one row, no labels.
@@ -172,6 +211,7 @@ func partitionTable(rows []*admin.Partition) *Table {
 func (sc *adminScrape) orderedPartitionTable() *Table {
 	t := partitionTable(nil)
 	t.Prepare = func(t *Table) {
+		sc.list()
 		sc.rankPartitions()
 		sc.order = countingSort(sc.order, sc.count, sc.rank)
 		sc.ordered = sc.ordered[:0]
@@ -188,6 +228,7 @@ func (sc *adminScrape) orderedPartitionTable() *Table {
 func (sc *adminScrape) lagTable() *Table {
 	return &Table{
 		Prepare: func(t *Table) {
+			sc.list()
 			// Sorted by replica, then (stably) by partition.
 			lags, keys := sc.snapLags[:0], sc.keys[:0]
 			for at, p := range sc.parts {
@@ -231,6 +272,7 @@ func (sc *adminScrape) lagTable() *Table {
 func (sc *adminScrape) stallTable() *Table {
 	return &Table{
 		Prepare: func(t *Table) {
+			sc.list()
 			sc.stalls = sc.stalls[:0]
 			for at, p := range sc.parts {
 				if p.Stalled {

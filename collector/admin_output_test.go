@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -196,7 +197,9 @@ func TestAdminTablesInSeriesOrder(t *testing.T) {
 				prev = values
 			}
 		}
-		release()
+		if release != nil {
+			release()
+		}
 	}
 }
 
@@ -205,4 +208,29 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// The per-topic rollup is folded once per snapshot and shared by the
+// scrapes until the next refresh, which they then see.
+func TestAdminRollupFollowsTheSnapshot(t *testing.T) {
+	one := func(replicas int) *admin.Snapshot {
+		return &admin.Snapshot{Topics: []admin.Topic{{Name: "t", Partitions: []admin.Partition{{Topic: "t", Replicas: replicas, ISR: replicas}}}}}
+	}
+	src := newSnapshotSource(one(1))
+	tables := TableSource(NewAdminMetrics(src, false).Tables)
+	for want := range 4 {
+		if want > 0 {
+			src.set(one(want))
+		}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				got := family(scrapeText(t, tables), replicasFamily.Name)
+				if want := fmt.Sprintf("%s{topic=\"t\"} %d\n", replicasFamily.Name, max(want, 1)); !strings.HasSuffix(got, want) {
+					t.Errorf("want %q, got %q", want, got)
+				}
+			})
+		}
+		wg.Wait()
+	}
 }

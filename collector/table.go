@@ -91,9 +91,10 @@ func rowTable[R any](rows []R, labels func(row R, values []string), cols []rowCo
 // rollupTable folds rows into one row per topic, for
 // --no-collector.partition-labels: a column for each of cols whose family
 // declares a Rollup. The rows of topic k are rows[ends[k-1]:ends[k]]
-// (from 0 for the first); topic(k) is its name, in sorted order. Each row is
-// read once, all its columns together.
-func rollupTable[R any](rows []R, ends []int, topic func(k int) string, cols []rowColumn[R]) *Table {
+// (from 0 for the first); topics are their names, in sorted order. It folds
+// at once, each row read once, all its columns together, and the table
+// keeps no row.
+func rollupTable[R any](rows []R, ends []int, topics []string, cols []rowColumn[R]) *Table {
 	var (
 		values []func(R) (float64, bool)
 		isMin  []bool
@@ -108,32 +109,30 @@ func rollupTable[R any](rows []R, ends []int, topic func(k int) string, cols []r
 	}
 	n := len(values)
 	acc, some := make([]float64, len(ends)*n), make([]bool, len(ends)*n) // [k*n+c]: column c of topic k
-	r := &Table{Rows: len(ends), Labels: func(k int, values []string) { values[0] = topic(k) }}
+	r := &Table{Rows: len(ends), Labels: func(k int, values []string) { values[0] = topics[k] }}
 	for c, rollup := range folded {
 		r.Columns = append(r.Columns, Column{rollup.Family, func(k int) (float64, bool) {
 			return acc[k*n+c], some[k*n+c] || rollup.Always
 		}})
 	}
-	r.Prepare = func(*Table) {
-		start := 0
-		for k, end := range ends {
-			a, s := acc[k*n:(k+1)*n], some[k*n:(k+1)*n]
-			for _, row := range rows[start:end] {
-				for c, value := range values {
-					v, ok := value(row)
-					switch {
-					case !ok:
-					case !s[c]:
-						a[c], s[c] = v, true
-					case isMin[c]:
-						a[c] = min(a[c], v)
-					default:
-						a[c] += v
-					}
+	start := 0
+	for k, end := range ends {
+		a, s := acc[k*n:(k+1)*n], some[k*n:(k+1)*n]
+		for _, row := range rows[start:end] {
+			for c, value := range values {
+				v, ok := value(row)
+				switch {
+				case !ok:
+				case !s[c]:
+					a[c], s[c] = v, true
+				case isMin[c]:
+					a[c] = min(a[c], v)
+				default:
+					a[c] += v
 				}
 			}
-			start = end
 		}
+		start = end
 	}
 	return r
 }
