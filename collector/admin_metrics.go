@@ -71,6 +71,7 @@ var partitionColumns = []rowColumn[*admin.Partition]{
 type adminScrape struct {
 	s      *admin.Snapshot
 	listed bool               // parts lists s's partitions
+	ranked bool               // rank is set for parts
 	parts  []*admin.Partition // by topic, then partition number (snapshot order)
 	lags   []lagRef           // in series order
 	stalls []int32            // indexes into parts
@@ -80,7 +81,6 @@ type adminScrape struct {
 	rank     []int32
 	order    []int32
 	byRank   []int32
-	count    []int32
 	ids      []int32
 	keys     []int32
 	snapLags []lagRef
@@ -99,7 +99,7 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 		return append(tables, m.rollup(s)), nil
 	}
 	sc := adminScrapePool.Get().(*adminScrape)
-	sc.s, sc.listed = s, false
+	sc.s, sc.listed, sc.ranked = s, false, false
 	tables = append(tables, sc.orderedPartitionTable(), sc.lagTable(), sc.stallTable())
 	return tables, func() {
 		sc.s = nil
@@ -213,7 +213,7 @@ func (sc *adminScrape) orderedPartitionTable() *Table {
 	t.Prepare = func(t *Table) {
 		sc.list()
 		sc.rankPartitions()
-		sc.order = countingSort(sc.order, sc.count, sc.rank)
+		sc.order = countingSort(sc.order, sc.rank)
 		sc.ordered = sc.ordered[:0]
 		for _, at := range sc.order {
 			sc.ordered = append(sc.ordered, sc.parts[at])
@@ -241,12 +241,12 @@ func (sc *adminScrape) lagTable() *Table {
 			for i, id := range keys {
 				keys[i] = brokers.of(id)
 			}
-			byReplica := countingSort(sc.byRank, sc.count, keys)
+			byReplica := countingSort(sc.byRank, keys)
 			sc.rankPartitions()
 			for i, k := range byReplica {
 				keys[i] = sc.rank[lags[k].at]
 			}
-			sc.order = countingSort(sc.order, sc.count, keys)
+			sc.order = countingSort(sc.order, keys)
 			sc.snapLags, sc.keys, sc.byRank = lags, keys, byReplica
 			sc.lags = sc.lags[:0]
 			for _, k := range sc.order {
@@ -299,28 +299,31 @@ func (sc *adminScrape) stallTable() *Table {
 // lists partitions by topic, then number, and a stable sort keeps the
 // topics of one id in order.
 
-// rankPartitions sets rank[i] to the string rank of parts[i]'s id.
+// rankPartitions sets rank[i] to the string rank of parts[i]'s id, once.
 func (sc *adminScrape) rankPartitions() {
+	if sc.ranked {
+		return
+	}
+	sc.ranked = true
 	sc.ids = sc.ids[:0]
 	for _, p := range sc.parts {
 		sc.ids = append(sc.ids, p.Partition)
 	}
-	ranks := newStringRanks(slices.Clone(sc.ids))
+	ranks := newStringRanks(sc.ids)
 	sc.rank = sc.rank[:0]
-	for _, id := range sc.ids {
-		sc.rank = append(sc.rank, ranks.of(id))
+	for _, p := range sc.parts {
+		sc.rank = append(sc.rank, ranks.of(p.Partition))
 	}
 }
 
 // countingSort returns the positions of rank in the order of their values,
-// stably; count is scratch.
-func countingSort(dst, count, rank []int32) []int32 {
+// stably, in dst.
+func countingSort(dst, rank []int32) []int32 {
 	n := 0
 	for _, r := range rank {
 		n = max(n, int(r)+1)
 	}
-	count = slices.Grow(count[:0], n+1)[:n+1]
-	clear(count)
+	count := make([]int32, n+1)
 	for _, r := range rank {
 		count[r+1]++
 	}
