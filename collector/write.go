@@ -23,15 +23,16 @@ import (
 type tableRenderer struct {
 	t        *Table
 	prepared bool
-	values   []string // label values, row by row
+	values   []string // label values, row by row (only of a table handed over out of order)
 	order    []int32  // rows in series order
 	labels   labelBlocks
-	// cells holds every column's values, column by column, each in series
-	// order, read from the rows one row at a time: the rows (a snapshot's
-	// partitions, say) are then walked once, and each family's pass is
-	// sequential. has[i] is false where cells[i] has no sample.
+	// cells holds the values of a table of several columns, column by
+	// column, each in series order, read from the rows one row at a time:
+	// the rows (a snapshot's partitions, say) are then walked once, and each
+	// family's pass is sequential. Bit i of has is 0 where cells[i] has no
+	// sample.
 	cells []float64
-	has   []bool
+	has   []uint64
 }
 
 func (r *tableRenderer) prepare() {
@@ -40,37 +41,73 @@ func (r *tableRenderer) prepare() {
 	if t.Prepare != nil {
 		t.Prepare(t)
 	}
-	names := t.Columns[0].Family.Labels
-	n := len(names)
-	r.values = slices.Grow(r.values[:0], t.Rows*n)[:t.Rows*n]
-	values := r.values
-	if n > 0 {
-		for row := range t.Rows {
-			t.Labels(row, values[row*n:(row+1)*n])
-		}
-	}
 	r.order = slices.Grow(r.order[:0], t.Rows)
 	for i := range t.Rows {
 		r.order = append(r.order, int32(i))
 	}
-	cmp := func(a, b int32) int {
-		return slices.Compare(values[int(a)*n:int(a+1)*n], values[int(b)*n:int(b+1)*n])
+	if !r.labelInOrder() {
+		r.labelSorted()
 	}
-	if !slices.IsSortedFunc(r.order, cmp) {
-		slices.SortFunc(r.order, cmp)
-	}
-	r.labels.reset()
-	r.labels.grow(t.Rows, 16*n+8)
-	for _, row := range r.order {
-		r.labels.addPairs(names, values[int(row)*n:int(row+1)*n])
+	if len(t.Columns) == 1 {
+		return // one pass over the rows whatever
 	}
 	size := t.Rows * len(t.Columns)
 	r.cells = slices.Grow(r.cells[:0], size)[:size]
-	r.has = slices.Grow(r.has[:0], size)[:size]
+	r.has = slices.Grow(r.has[:0], size/64+1)[:size/64+1]
+	clear(r.has)
 	for k, row := range r.order {
 		for c := range t.Columns {
-			r.cells[c*t.Rows+k], r.has[c*t.Rows+k] = t.Columns[c].Value(int(row))
+			i := c*t.Rows + k
+			v, ok := t.Columns[c].Value(int(row))
+			if ok {
+				r.cells[i] = v
+				r.has[i/64] |= 1 << (i % 64)
+			}
 		}
+	}
+}
+
+// labelInOrder renders the label blocks of rows handed over in series
+// order, keeping only the last row's label values; false (blocks partly
+// rendered) at the first row out of order.
+func (r *tableRenderer) labelInOrder() bool {
+	t := r.t
+	names := t.Columns[0].Family.Labels
+	n := len(names)
+	r.labels.reset()
+	r.labels.grow(t.Rows, 16*n+8)
+	r.values = slices.Grow(r.values[:0], 2*n)[:2*n]
+	prev, cur := r.values[:n], r.values[n:]
+	for row := range t.Rows {
+		if n > 0 {
+			t.Labels(row, cur)
+		}
+		if row > 0 && slices.Compare(prev, cur) > 0 {
+			return false
+		}
+		r.labels.addPairs(names, cur)
+		prev, cur = cur, prev
+	}
+	return true
+}
+
+// labelSorted lays out every row's label values, sorts the rows by them and
+// renders their label blocks in that order.
+func (r *tableRenderer) labelSorted() {
+	t := r.t
+	names := t.Columns[0].Family.Labels
+	n := len(names)
+	r.values = slices.Grow(r.values[:0], t.Rows*n)[:t.Rows*n]
+	values := r.values
+	for row := range t.Rows {
+		t.Labels(row, values[row*n:(row+1)*n])
+	}
+	slices.SortFunc(r.order, func(a, b int32) int {
+		return slices.Compare(values[int(a)*n:int(a+1)*n], values[int(b)*n:int(b+1)*n])
+	})
+	r.labels.reset()
+	for _, row := range r.order {
+		r.labels.addPairs(names, values[int(row)*n:int(row+1)*n])
 	}
 }
 
@@ -78,12 +115,20 @@ func (r *tableRenderer) render(w *textWriter, f *textFamily, column int) {
 	if !r.prepared {
 		r.prepare()
 	}
-	rows := r.t.Rows
-	cells, has := r.cells[column*rows:(column+1)*rows], r.has[column*rows:(column+1)*rows]
 	w.begin(f)
-	for k, v := range cells {
-		if has[k] {
-			w.sampleFloat(f, r.labels.get(k), v)
+	if len(r.t.Columns) == 1 {
+		value := r.t.Columns[0].Value
+		for k, row := range r.order {
+			if v, ok := value(int(row)); ok {
+				w.sampleFloat(f, r.labels.get(k), v)
+			}
+		}
+	} else {
+		start := column * r.t.Rows
+		for k, v := range r.cells[start : start+r.t.Rows] {
+			if i := start + k; r.has[i/64]&(1<<(i%64)) != 0 {
+				w.sampleFloat(f, r.labels.get(k), v)
+			}
 		}
 	}
 	w.end()
@@ -138,7 +183,7 @@ func (sc *expositionScratch) add(src TableSource) {
 func (sc *expositionScratch) reset() {
 	for _, r := range sc.renderers[:sc.used] {
 		r.t = nil
-		clear(r.values) // drop the strings of this scrape's snapshot
+		clear(r.values[:cap(r.values)]) // drop the strings of this scrape's snapshot
 	}
 	sc.used = 0
 	for _, rel := range sc.rels {
