@@ -73,20 +73,26 @@ type adminScrape struct {
 	listed bool               // parts lists s's partitions
 	ranked bool               // rank is set for parts
 	parts  []*admin.Partition // by topic, then partition number (snapshot order)
-	lags   []lagRef           // in series order
+	lags   []lagRow           // in series order
 	stalls []int32            // indexes into parts
 
 	// Scratch of the series order (below).
-	ordered  []*admin.Partition
-	rank     []int32
-	order    []int32
-	byRank   []int32
-	ids      []int32
-	keys     []int32
-	snapLags []lagRef
+	ordered []*admin.Partition
+	rank    []int32
+	order   []int32
+	byRank  []int32
+	ids     []int32
+	keys    []int32
+	lagRefs []lagRef
 }
 
-// lagRef is one replica lag series: Lags[lag] of parts[at].
+// lagRow is one replica lag series, a row of the lag table.
+type lagRow struct {
+	p *admin.Partition
+	admin.ReplicaLag
+}
+
+// lagRef is Lags[lag] of parts[at].
 type lagRef struct{ at, lag int32 }
 
 var adminScrapePool = sync.Pool{New: func() any { return new(adminScrape) }}
@@ -105,6 +111,7 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 		sc.s = nil
 		clear(sc.parts) // drop the pointers into the snapshot
 		clear(sc.ordered)
+		clear(sc.lags)
 		adminScrapePool.Put(sc)
 	}
 }
@@ -229,41 +236,45 @@ func (sc *adminScrape) lagTable() *Table {
 	return &Table{
 		Prepare: func(t *Table) {
 			sc.list()
+			sc.rankPartitions()
 			// Sorted by replica, then (stably) by partition.
-			lags, keys := sc.snapLags[:0], sc.keys[:0]
+			n := 0
+			for _, p := range sc.parts {
+				n += len(p.Lags)
+			}
+			refs, replicas, parts := slices.Grow(sc.lagRefs[:0], n), slices.Grow(sc.keys[:0], n), slices.Grow(sc.ids[:0], n)
 			for at, p := range sc.parts {
 				for j, l := range p.Lags {
-					lags = append(lags, lagRef{at: int32(at), lag: int32(j)})
-					keys = append(keys, l.Replica)
+					refs = append(refs, lagRef{int32(at), int32(j)})
+					replicas = append(replicas, l.Replica)
+					parts = append(parts, sc.rank[at])
 				}
 			}
-			brokers := newStringRanks(slices.Clone(keys))
-			for i, id := range keys {
-				keys[i] = brokers.of(id)
+			ranks := newStringRanks(replicas)
+			for i, id := range replicas {
+				replicas[i] = ranks.of(id)
 			}
-			byReplica := countingSort(sc.byRank, keys)
-			sc.rankPartitions()
+			byReplica := countingSort(sc.byRank, replicas)
+			keys := replicas // reused: the partition ranks in replica order
 			for i, k := range byReplica {
-				keys[i] = sc.rank[lags[k].at]
+				keys[i] = parts[k]
 			}
 			sc.order = countingSort(sc.order, keys)
-			sc.snapLags, sc.keys, sc.byRank = lags, keys, byReplica
-			sc.lags = sc.lags[:0]
+			sc.lagRefs, sc.keys, sc.ids, sc.byRank = refs, keys, parts, byReplica
+			sc.lags = slices.Grow(sc.lags[:0], n)
 			for _, k := range sc.order {
-				sc.lags = append(sc.lags, lags[byReplica[k]])
+				r := refs[byReplica[k]]
+				p := sc.parts[r.at]
+				sc.lags = append(sc.lags, lagRow{p, p.Lags[r.lag]})
 			}
 			t.Rows = len(sc.lags)
 		},
 		Labels: func(row int, values []string) {
-			l := sc.lags[row]
-			p := sc.parts[l.at]
-			values[0], values[1], values[2] = idLabel(p.Partition), idLabel(p.Lags[l.lag].Replica), p.Topic
+			l := &sc.lags[row]
+			values[0], values[1], values[2] = idLabel(l.p.Partition), idLabel(l.Replica), l.p.Topic
 		},
 		Columns: []Column{
-			{replicaLagFamily, func(row int) (float64, bool) {
-				l := sc.lags[row]
-				return float64(sc.parts[l.at].Lags[l.lag].Lag), true
-			}},
+			{replicaLagFamily, func(row int) (float64, bool) { return float64(sc.lags[row].Lag), true }},
 		},
 	}
 }
@@ -342,10 +353,18 @@ func countingSort(dst, rank []int32) []int32 {
 // in string order.
 type stringRanks struct{ ids, rank []int32 }
 
-// newStringRanks ranks the distinct ids of ids, which it reorders.
+// newStringRanks ranks the distinct ids of ids.
 func newStringRanks(ids []int32) stringRanks {
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
+	seen := make(map[int32]struct{})
+	var distinct []int32
+	for _, id := range ids {
+		if _, ok := seen[id]; !ok {
+			seen[id] = struct{}{}
+			distinct = append(distinct, id)
+		}
+	}
+	slices.Sort(distinct)
+	ids = distinct
 	byString := slices.Clone(ids)
 	slices.SortFunc(byString, func(a, b int32) int { return strings.Compare(idLabel(a), idLabel(b)) })
 	r := stringRanks{ids: ids, rank: make([]int32, len(ids))}
