@@ -54,6 +54,12 @@ func BenchmarkAdminScrape100k(b *testing.B) {
 	}{
 		{"partitions", true, writeText},
 		{"rollup", false, writeText},
+		// A refresh between every two scrapes: the rollup folded each time.
+		{"rollup-refreshed", false, func(w io.Writer, tables TableSource) error {
+			s := *src.Snapshot()
+			src.set(&s)
+			return WriteText(w, nil, nil, tables)
+		}},
 		{"registry", true, func(w io.Writer, src TableSource) error { return registryText(w, src) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

@@ -350,11 +350,30 @@ func countingSort(dst, rank []int32) []int32 {
 }
 
 // stringRanks are some ids in numeric order, each with its rank among them
-// in string order.
+// in string order; with no ids, every id is below len(idLabels), ranked by
+// smallIDRanks.
 type stringRanks struct{ ids, rank []int32 }
+
+// smallIDRanks are the ranks of the ids of idLabels in string order, made
+// once: partition and broker ids are almost always below 4096.
+var smallIDRanks = func() []int32 {
+	byString := make([]int32, len(idLabels))
+	for i := range byString {
+		byString[i] = int32(i)
+	}
+	slices.SortFunc(byString, func(a, b int32) int { return strings.Compare(idLabels[a], idLabels[b]) })
+	ranks := make([]int32, len(idLabels))
+	for r, id := range byString {
+		ranks[id] = int32(r)
+	}
+	return ranks
+}()
 
 // newStringRanks ranks the distinct ids of ids.
 func newStringRanks(ids []int32) stringRanks {
+	if !slices.ContainsFunc(ids, func(id int32) bool { return id < 0 || int(id) >= len(idLabels) }) {
+		return stringRanks{}
+	}
 	seen := make(map[int32]struct{})
 	var distinct []int32
 	for _, id := range ids {
@@ -364,18 +383,20 @@ func newStringRanks(ids []int32) stringRanks {
 		}
 	}
 	slices.Sort(distinct)
-	ids = distinct
-	byString := slices.Clone(ids)
+	byString := slices.Clone(distinct)
 	slices.SortFunc(byString, func(a, b int32) int { return strings.Compare(idLabel(a), idLabel(b)) })
-	r := stringRanks{ids: ids, rank: make([]int32, len(ids))}
+	r := stringRanks{ids: distinct, rank: make([]int32, len(distinct))}
 	for i, id := range byString {
-		j, _ := slices.BinarySearch(ids, id)
+		j, _ := slices.BinarySearch(distinct, id)
 		r.rank[j] = int32(i)
 	}
 	return r
 }
 
 func (r stringRanks) of(id int32) int32 {
+	if r.ids == nil {
+		return smallIDRanks[id]
+	}
 	j, _ := slices.BinarySearch(r.ids, id)
 	return r.rank[j]
 }
