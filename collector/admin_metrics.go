@@ -92,8 +92,11 @@ type lagRow struct {
 	admin.ReplicaLag
 }
 
-// lagRef is Lags[lag] of parts[at].
-type lagRef struct{ at, lag int32 }
+// lagRef is a lag of parts[at], as read in snapshot order.
+type lagRef struct {
+	at, replica int32
+	lag         int64
+}
 
 var adminScrapePool = sync.Pool{New: func() any { return new(adminScrape) }}
 
@@ -244,8 +247,8 @@ func (sc *adminScrape) lagTable() *Table {
 			}
 			refs, replicas, parts := slices.Grow(sc.lagRefs[:0], n), slices.Grow(sc.keys[:0], n), slices.Grow(sc.ids[:0], n)
 			for at, p := range sc.parts {
-				for j, l := range p.Lags {
-					refs = append(refs, lagRef{int32(at), int32(j)})
+				for _, l := range p.Lags {
+					refs = append(refs, lagRef{int32(at), l.Replica, l.Lag})
 					replicas = append(replicas, l.Replica)
 					parts = append(parts, sc.rank[at])
 				}
@@ -264,8 +267,7 @@ func (sc *adminScrape) lagTable() *Table {
 			sc.lags = slices.Grow(sc.lags[:0], n)
 			for _, k := range sc.order {
 				r := refs[byReplica[k]]
-				p := sc.parts[r.at]
-				sc.lags = append(sc.lags, lagRow{p, p.Lags[r.lag]})
+				sc.lags = append(sc.lags, lagRow{sc.parts[r.at], admin.ReplicaLag{Replica: r.replica, Lag: r.lag}})
 			}
 			t.Rows = len(sc.lags)
 		},
