@@ -7,9 +7,10 @@ import (
 
 // A Table is how state becomes metrics (see the package doc): rows that
 // share a label block and columns that are one family each. The writer
-// renders each row's label block once per scrape and each column as one
-// pass over the rows, in the series order Prometheus' own encoder uses
-// (label values compared in label-name order).
+// (write.go) renders each row's label block once per scrape and each column
+// as one family, its rows in the order client_golang writes series (label
+// values compared in label-name order); rows handed over in that order are
+// not sorted again.
 //
 // Labels fills the row's label values in the order of the families' Labels
 // (every column of a table has the same label names; families without
