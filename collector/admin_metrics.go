@@ -210,8 +210,8 @@ func brokerTable(s *admin.Snapshot) *Table {
 	}
 }
 
-// partitionTable is a table of partitionColumns over rows.
-func partitionTable(rows []*admin.Partition) *Table {
+// adminPartitionTable is a table of partitionColumns over rows.
+func adminPartitionTable(rows []*admin.Partition) *Table {
 	return rowTable(rows, func(p *admin.Partition, values []string) {
 		values[0], values[1] = idLabel(p.Partition), p.Topic
 	}, partitionColumns)
@@ -219,7 +219,7 @@ func partitionTable(rows []*admin.Partition) *Table {
 
 // orderedPartitionTable has a row per exported partition, in series order.
 func (sc *adminScrape) orderedPartitionTable() *Table {
-	t := partitionTable(nil)
+	t := adminPartitionTable(nil)
 	t.Prepare = func(t *Table) {
 		sc.list()
 		sc.rankPartitions()
@@ -228,7 +228,7 @@ func (sc *adminScrape) orderedPartitionTable() *Table {
 		for _, at := range sc.order {
 			sc.ordered = append(sc.ordered, sc.parts[at])
 		}
-		*t = *partitionTable(sc.ordered)
+		*t = *adminPartitionTable(sc.ordered)
 	}
 	return t
 }
