@@ -217,7 +217,8 @@ func adminPartitionTable(rows []*admin.Partition) *Table {
 	}, partitionColumns)
 }
 
-// orderedPartitionTable has a row per exported partition, in series order.
+// orderedPartitionTable has a row per exported partition, in series order:
+// its Prepare lays the rows out and makes it the table over them.
 func (sc *adminScrape) orderedPartitionTable() *Table {
 	t := adminPartitionTable(nil)
 	t.Prepare = func(t *Table) {

@@ -18,8 +18,9 @@ import (
 // false for a row without a sample in that family.
 //
 // Prepare, if set, is called before the first column of the table is
-// written, and may set Rows: a scrape that selects none of the table's
-// families (name[]=…) then skips laying out its rows.
+// written, and may set Rows and Labels and the Columns' values (not their
+// families): a scrape that selects none of the table's families (name[]=…)
+// then skips laying out its rows.
 type Table struct {
 	Rows    int
 	Labels  func(row int, values []string)
