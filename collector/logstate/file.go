@@ -31,6 +31,7 @@ type LogFile struct {
 	ev    logparse.Event // the parser's output, copied into the queue
 
 	seq       uint64    // the read being delivered (see Stream)
+	now       time.Time // the wall clock at that read
 	lastLine  time.Time // wall time a line was last delivered
 	prevEnd   tail.Mark // end of the line before the one being pushed
 	linesRead int       // lines delivered by the current read
@@ -113,7 +114,7 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 	if f.ended {
 		return false
 	}
-	f.seq, f.linesRead = seq, 0
+	f.seq, f.now, f.linesRead = seq, now, 0
 	records := f.emitted
 	more, err := f.follower.Read(f.line, readBudget)
 	f.more = more
@@ -177,7 +178,7 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 		return
 	}
 	ev.File = f.Path
-	if f.clock.Order(ev, time.Now()) {
+	if f.clock.Order(ev, f.now) {
 		f.future.Add(1)
 	}
 	if f.head == len(f.queue) {
