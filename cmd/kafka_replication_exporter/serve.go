@@ -91,7 +91,7 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 
 	s.logFiles = cmd.Flag("log.file", "Broker log file to follow (repeatable): server.log, state-change.log, controller.log, a Kubernetes CRI log file, or - for stdin. None: admin-only mode.").Strings()
 	s.fromBeginning = cmd.Flag("log.from-beginning", "Read the log files from the beginning instead of the end (when there is no saved position).").Bool()
-	s.positionFile = cmd.Flag("log.position-file", "File in which to keep the read position of every log file, so a restart neither loses nor double-counts events (including files rotated while the exporter was down).").String()
+	s.positionFile = cmd.Flag("log.position-file", "File in which to keep the read position of every log file (including files rotated while the exporter was down): the position of the last event applied, saved every second and at a clean stop, so a restart neither loses nor double-counts events; after a SIGKILL, at most the events of the last second are counted again.").String()
 	s.pollInterval = cmd.Flag("log.poll-interval", "How often the log files are checked for new lines, rotation and truncation.").Default("250ms").Duration()
 	s.maxPartitions = cmd.Flag("log.max-partitions", "Most partitions to keep log-derived state for; events of further partitions are counted in kafka_replication_log_partitions_refused_total.").Default(strconv.Itoa(logstate.DefaultMaxPartitions)).Int()
 
