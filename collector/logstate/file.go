@@ -28,7 +28,6 @@ type LogFile struct {
 
 	queue []pending // read, not applied yet; queue[head:] are live
 	head  int
-	ev    logparse.Event // the parser's output, copied into the queue
 
 	seq       uint64    // the read being delivered (see Stream)
 	now       time.Time // the wall clock at that read
@@ -62,6 +61,10 @@ type pending struct {
 	seq     uint64    // the read it was emitted by
 	end     tail.Mark // end of the last record it accounts for
 	records uint64
+
+	// The memory of ev's lists, kept when the entry is reused.
+	isr, fromISR, toISR  []int32
+	oos, acked, awaiting []logparse.ReplicaOffset
 }
 
 // LogFileOptions configure how a file is followed.
@@ -165,8 +168,10 @@ func (f *LogFile) flush() {
 // last queued event (or as applied when none waits). end is where rec ends.
 func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 	f.emitted++
-	ev := &f.ev
-	if !f.parser.ParseInto(rec, ev) {
+	// Parsed straight into the queue's next slot: most records of a busy log
+	// are events, and an event is a few hundred bytes to copy.
+	p := f.slot()
+	if !f.parser.ParseInto(rec, &p.ev) {
 		if f.head < len(f.queue) {
 			last := &f.queue[len(f.queue)-1]
 			last.records++
@@ -177,21 +182,24 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 		f.applied, f.appliedSet = end, true
 		return
 	}
-	ev.File = f.Path
-	if f.clock.Order(ev, f.now) {
+	f.queue = f.queue[:len(f.queue)+1]
+	p.own()
+	p.ev.File = f.Path
+	if f.clock.Order(&p.ev, f.now) {
 		f.future.Add(1)
 	}
+	p.seq, p.end, p.records = f.seq, end, 1
+}
+
+// slot returns the entry just past the queue, reusing the queue's memory.
+func (f *LogFile) slot() *pending {
 	if f.head == len(f.queue) {
 		f.queue, f.head = f.queue[:0], 0
 	}
-	if len(f.queue) < cap(f.queue) {
-		f.queue = f.queue[:len(f.queue)+1]
-	} else {
-		f.queue = append(f.queue, pending{})
+	if len(f.queue) == cap(f.queue) {
+		f.queue = append(f.queue, pending{})[:len(f.queue)]
 	}
-	p := &f.queue[len(f.queue)-1]
-	copyEvent(&p.ev, ev)
-	p.seq, p.end, p.records = f.seq, end, 1
+	return &f.queue[:len(f.queue)+1][len(f.queue)]
 }
 
 // next is the oldest event read and not applied, or nil.
@@ -224,32 +232,33 @@ func (f *LogFile) publish() {
 	}
 }
 
-// copyEvent copies src into dst, reusing dst's slices: the queue's slots are
-// reused, so a steady stream of events allocates nothing. Nil stays nil: the
-// checker tells an ISR printed empty from none printed.
-func copyEvent(dst, src *logparse.Event) {
-	isr, from, to, oos, acked, awaiting := dst.ISR, dst.FromISR, dst.ToISR, dst.OutOfSync, dst.Acked, dst.Awaiting
-	*dst = *src
-	dst.ISR = copyInts(isr, src.ISR)
-	dst.FromISR = copyInts(from, src.FromISR)
-	dst.ToISR = copyInts(to, src.ToISR)
-	dst.OutOfSync = copyOffsets(oos, src.OutOfSync)
-	dst.Acked = copyOffsets(acked, src.Acked)
-	dst.Awaiting = copyOffsets(awaiting, src.Awaiting)
+// own copies the event's lists out of the parser's buffers (valid only until
+// its next parse) into the entry's own, reused from entry to entry. Nil stays
+// nil: the checker tells an ISR printed empty from none printed.
+func (p *pending) own() {
+	ev := &p.ev
+	ev.ISR, p.isr = ownInts(p.isr, ev.ISR)
+	ev.FromISR, p.fromISR = ownInts(p.fromISR, ev.FromISR)
+	ev.ToISR, p.toISR = ownInts(p.toISR, ev.ToISR)
+	ev.OutOfSync, p.oos = ownOffsets(p.oos, ev.OutOfSync)
+	ev.Acked, p.acked = ownOffsets(p.acked, ev.Acked)
+	ev.Awaiting, p.awaiting = ownOffsets(p.awaiting, ev.Awaiting)
 }
 
-func copyInts(dst, src []int32) []int32 {
+func ownInts(buf, src []int32) (owned, kept []int32) {
 	if src == nil {
-		return nil
+		return nil, buf
 	}
-	return append(dst[:0], src...)
+	buf = append(buf[:0], src...)
+	return buf, buf
 }
 
-func copyOffsets(dst, src []logparse.ReplicaOffset) []logparse.ReplicaOffset {
+func ownOffsets(buf, src []logparse.ReplicaOffset) (owned, kept []logparse.ReplicaOffset) {
 	if src == nil {
-		return nil
+		return nil, buf
 	}
-	return append(dst[:0], src...)
+	buf = append(buf[:0], src...)
+	return buf, buf
 }
 
 // Position is where a restart resumes this file: just after the last record

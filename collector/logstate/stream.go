@@ -74,6 +74,7 @@ func (s *Stream) Step() bool {
 			progress = true
 		}
 	}
+	var last time.Time // the log time of the last event applied
 	for applied := 0; applied < maxApplyPerStep; {
 		i := s.first()
 		if i < 0 {
@@ -94,7 +95,7 @@ func (s *Stream) Step() bool {
 		p := f.next()
 		s.batch.apply(&p.ev)
 		s.batch.record()
-		s.lastTime.Store(p.ev.Time.UnixNano())
+		last = p.ev.Time
 		f.pop()
 		applied++
 		progress = true
@@ -103,6 +104,9 @@ func (s *Stream) Step() bool {
 		}
 	}
 	s.batch.release()
+	if !last.IsZero() {
+		s.lastTime.Store(last.UnixNano())
+	}
 	for _, f := range s.files {
 		f.publish()
 		if f.more || f.eofSeq == 0 && !f.ended {
