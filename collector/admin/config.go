@@ -48,10 +48,10 @@ type Config struct {
 	TLSServerName         string
 	TLSInsecureSkipVerify bool
 
-	SASLMechanism    string // "", plain, scram-sha-256, scram-sha-512, oauthbearer
+	SASLMechanism    string // "", plain, scram-sha-256, scram-sha-512, oauthbearer, aws-msk-iam
 	SASLUsername     string
 	SASLPasswordFile string
-	OAuth            *kafkaauth.Flags // the token flags of oauthbearer
+	OAuth            *kafkaauth.Flags // the token flags of oauthbearer and aws-msk-iam
 
 	// PartitionLogLevel, when set (DEBUG or TRACE), raises the
 	// kafka.cluster.Partition logger on this broker for the sidecar's
@@ -85,8 +85,8 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 	cmd.Flag("kafka.tls.server-name", "Server name to verify in broker certificates (default: the host dialled).").StringVar(&c.TLSServerName)
 	cmd.Flag("kafka.tls.insecure-skip-verify", "Do not verify broker certificates (testing only).").BoolVar(&c.TLSInsecureSkipVerify)
 
-	cmd.Flag("kafka.sasl.mechanism", "SASL mechanism: plain, scram-sha-256, scram-sha-512 or oauthbearer (empty: no SASL).").
-		Default("").EnumVar(&c.SASLMechanism, "", "plain", "scram-sha-256", "scram-sha-512", kafkaauth.MechanismOAuthBearer)
+	cmd.Flag("kafka.sasl.mechanism", "SASL mechanism: plain, scram-sha-256, scram-sha-512, oauthbearer or aws-msk-iam (empty: no SASL).").
+		Default("").EnumVar(&c.SASLMechanism, "", "plain", "scram-sha-256", "scram-sha-512", kafkaauth.MechanismOAuthBearer, kafkaauth.MechanismMSKIAM)
 	cmd.Flag("kafka.sasl.username", "SASL username.").StringVar(&c.SASLUsername)
 	cmd.Flag("kafka.sasl.password-file", "File holding the SASL password (else $"+saslPasswordEnv+").").StringVar(&c.SASLPasswordFile)
 	c.OAuth = kafkaauth.AddFlags(cmd)
@@ -137,7 +137,7 @@ type connection struct {
 	saslMechanism string      // "": no SASL
 	user          string
 	password      string
-	tokens        *kafkaauth.TokenSource // oauthbearer: shared by both clients
+	tokens        *kafkaauth.TokenSource // oauthbearer, aws-msk-iam: shared by both clients
 }
 
 // connection checks the TLS and SASL flags and reads their files.
@@ -210,7 +210,7 @@ func (c *Config) saramaConfig(conn connection) (*sarama.Config, error) {
 		case "scram-sha-512":
 			sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
 			sc.Net.SASL.SCRAMClientGeneratorFunc = newSCRAMSHA512Client
-		case kafkaauth.MechanismOAuthBearer:
+		case kafkaauth.MechanismOAuthBearer, kafkaauth.MechanismMSKIAM:
 			sc.Net.SASL.Mechanism = sarama.SASLTypeOAuth
 			sc.Net.SASL.TokenProvider = conn.tokens.Sarama()
 		}
@@ -265,7 +265,7 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 
 // checkSASL checks the SASL flags and reads the password into conn.
 func (c *Config) checkSASL(conn *connection) error {
-	if c.SASLMechanism == "" || c.SASLMechanism == kafkaauth.MechanismOAuthBearer {
+	if c.SASLMechanism == "" || c.SASLMechanism == kafkaauth.MechanismOAuthBearer || c.SASLMechanism == kafkaauth.MechanismMSKIAM {
 		if c.SASLUsername != "" || c.SASLPasswordFile != "" {
 			return errors.New("--kafka.sasl.username/--kafka.sasl.password-file need --kafka.sasl.mechanism plain or scram-*")
 		}

@@ -33,6 +33,20 @@ func TestOAuthBearerReachesBothClients(t *testing.T) {
 		t.Errorf("ELR config %+v, want oauthbearer with the token source", ec)
 	}
 
+	t.Setenv("AWS_REGION", "")
+	msk, err := parseAdminFlags(t, nil, "--kafka.server=b-1.example.kafka.eu-west-1.amazonaws.com:9098", "--kafka.tls.enabled",
+		"--kafka.sasl.mechanism=aws-msk-iam", "--kafka.sasl.aws-msk-iam.region=eu-west-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, ec, err = msk.clientConfigs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Net.SASL.Mechanism != sarama.SASLTypeOAuth || sc.Net.SASL.TokenProvider == nil || ec.SASLMechanism != "aws-msk-iam" || ec.Tokens == nil {
+		t.Errorf("aws-msk-iam: sarama %+v, ELR %+v; want OAUTHBEARER with the signer's tokens in both", sc.Net.SASL, ec)
+	}
+
 	for args, want := range map[string]string{
 		"--kafka.sasl.oauthbearer.client-id=exporter":                          "needs --kafka.sasl.oauthbearer.token-url",
 		"--kafka.sasl.username=u --kafka.sasl.oauthbearer.token-url=https://x": "need --kafka.sasl.mechanism plain or scram-*",

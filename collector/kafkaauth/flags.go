@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 // The --kafka.sasl.mechanism values this package serves.
 const (
 	MechanismOAuthBearer = "oauthbearer"
+	MechanismMSKIAM      = "aws-msk-iam"
 )
 
 // Flags are the token flags of the admin half; --kafka.sasl.mechanism
@@ -26,6 +28,7 @@ type Flags struct {
 	ClientSecretFile string
 	Scopes           []string
 	Extensions       []string // KEY=VALUE
+	MSKRegion        string
 }
 
 // AddFlags registers the token flags on cmd.
@@ -39,6 +42,8 @@ func AddFlags(cmd *kingpin.CmdClause) *Flags {
 	cmd.Flag("kafka.sasl.oauthbearer.scope", "OAuth scope to request (repeatable; none: the identity provider's default).").StringsVar(&f.Scopes)
 	cmd.Flag("kafka.sasl.oauthbearer.extension", "SASL extension KEY=VALUE sent with the token (repeatable), e.g. logicalCluster=lkc-… and identityPoolId=pool-… for Confluent Cloud.").
 		StringsVar(&f.Extensions)
+	cmd.Flag("kafka.sasl.aws-msk-iam.region", "AWS region of the MSK cluster for --kafka.sasl.mechanism=aws-msk-iam (default: $AWS_REGION); credentials come from the AWS default chain.").
+		StringVar(&f.MSKRegion)
 	return f
 }
 
@@ -54,10 +59,21 @@ func (f *Flags) NewSource(mechanism string, kafkaTLS *tls.Config, timeout time.D
 	oidcSet := f.TokenURL != "" || f.ClientID != "" || f.ClientSecretFile != "" || len(f.Scopes) > 0
 	switch mechanism {
 	case MechanismOAuthBearer:
+		if f.MSKRegion != "" {
+			return nil, errors.New("--kafka.sasl.aws-msk-iam.region needs --kafka.sasl.mechanism=aws-msk-iam")
+		}
 		return f.oidcSource(kafkaTLS, timeout)
+	case MechanismMSKIAM:
+		if oidcSet || len(f.Extensions) > 0 {
+			return nil, errors.New("--kafka.sasl.oauthbearer.* options need --kafka.sasl.mechanism=oauthbearer")
+		}
+		return f.mskSource(timeout)
 	}
 	if oidcSet || len(f.Extensions) > 0 {
 		return nil, errors.New("--kafka.sasl.oauthbearer.* options need --kafka.sasl.mechanism=oauthbearer")
+	}
+	if f.MSKRegion != "" {
+		return nil, errors.New("--kafka.sasl.aws-msk-iam.region needs --kafka.sasl.mechanism=aws-msk-iam")
 	}
 	return nil, nil
 }
@@ -83,6 +99,17 @@ func (f *Flags) oidcSource(kafkaTLS *tls.Config, timeout time.Duration) (*TokenS
 		client:     endpointClient(kafkaTLS, timeout),
 	}
 	return newTokenSource("OAuth token endpoint "+redactURL(u), fetcher.fetch, timeout, ext), nil
+}
+
+func (f *Flags) mskSource(timeout time.Duration) (*TokenSource, error) {
+	region := f.MSKRegion
+	if region == "" {
+		region = os.Getenv("AWS_REGION")
+	}
+	if region == "" {
+		return nil, errors.New("--kafka.sasl.mechanism=aws-msk-iam needs --kafka.sasl.aws-msk-iam.region or $AWS_REGION")
+	}
+	return newTokenSource("MSK IAM signer ("+region+")", mskFetcher(region, nil), timeout, nil), nil
 }
 
 // extensionKey is RFC 7628's key = 1*(ALPHA); "auth" is the token's own.
