@@ -41,8 +41,9 @@ const oauthTokenLifetime = 6 * time.Second
 // issues RS256 JWTs living 6 s. The exporter authenticates with both of its
 // clients, refreshes its token across several lifetimes without one failed
 // request, and reports up 0 with a clear reason for a wrong secret, an
-// expired token and an unreachable endpoint, and once the endpoint stops
-// answering and the last token expires.
+// expired token, an unreachable endpoint and a token the brokers refuse
+// (signed with a key not in the JWKS), and once the endpoint stops answering
+// and the last token expires.
 func TestOAuthBearer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")
@@ -114,6 +115,9 @@ func TestOAuthBearer(t *testing.T) {
 		{"wrong-secret", "exporter", "wrong", idp.tokenURL, "refused the client credentials (401 Unauthorized, invalid_client"},
 		{"expired", "expired", "s3cret", idp.tokenURL, "check the clocks"},
 		{"unreachable", "exporter", "s3cret", closed, "unreachable or no valid answer"},
+		// The brokers do check the signature: a token signed with a key
+		// their JWKS does not hold is refused by them, not by the exporter.
+		{"forged", "forged", "s3cret", idp.tokenURL, "SASL Authentication failed"},
 	} {
 		url, log := run(f.name, f.id, f.secret, f.tokenURL)
 		bad = append(bad, failing{f.name, url, log, f.reason})
@@ -173,7 +177,7 @@ func TestOAuthBearer(t *testing.T) {
 // testIdP is an OIDC provider for the test: a JWKS over HTTP for the
 // brokers and a client-credentials token endpoint over HTTPS for the exporter.
 type testIdP struct {
-	key                       *rsa.PrivateKey
+	key, forger               *rsa.PrivateKey // forger: a key the JWKS does not publish
 	issuer, jwksURL, tokenURL string
 	down                      atomic.Bool // the token endpoint answers 503
 
@@ -187,7 +191,9 @@ func startTestIdP(t *testing.T, keystore string) *testIdP {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	must(t, err)
-	idp := &testIdP{key: key, counts: map[string]int{}}
+	forger, err := rsa.GenerateKey(rand.Reader, 2048)
+	must(t, err)
+	idp := &testIdP{key: key, forger: forger, counts: map[string]int{}}
 
 	jwks, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
@@ -227,7 +233,8 @@ func (idp *testIdP) serveJWKS(w http.ResponseWriter, _ *http.Request) {
 
 // serveToken answers the client-credentials grant: client "exporter" with
 // secret "s3cret" gets a token living oauthTokenLifetime; client "expired"
-// gets one that expired two minutes ago (beyond the brokers' 30 s skew).
+// gets one that expired two minutes ago (beyond the brokers' 30 s skew);
+// client "forged" gets one signed with a key the JWKS does not publish.
 func (idp *testIdP) serveToken(w http.ResponseWriter, r *http.Request) {
 	if idp.down.Load() {
 		http.Error(w, "identity provider down for maintenance", http.StatusServiceUnavailable)
@@ -242,7 +249,7 @@ func (idp *testIdP) serveToken(w http.ResponseWriter, r *http.Request) {
 		id, secret = r.Form.Get("client_id"), r.Form.Get("client_secret")
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if (id != "exporter" && id != "expired") || secret != "s3cret" {
+	if (id != "exporter" && id != "expired" && id != "forged") || secret != "s3cret" {
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = w.Write([]byte(`{"error":"invalid_client","error_description":"Invalid client or client credentials"}`))
 		return
@@ -252,7 +259,11 @@ func (idp *testIdP) serveToken(w http.ResponseWriter, r *http.Request) {
 	if id == "expired" {
 		exp = now.Add(-2 * time.Minute)
 	}
-	token, err := idp.sign(map[string]any{
+	signer := idp.key
+	if id == "forged" {
+		signer = idp.forger
+	}
+	token, err := idp.sign(signer, map[string]any{
 		"iss": idp.issuer, "sub": id, "aud": "kafka", "scope": r.Form.Get("scope"),
 		"iat": now.Unix(), "exp": exp.Unix(), "jti": fmt.Sprint(now.UnixNano()),
 	})
@@ -269,7 +280,7 @@ func (idp *testIdP) serveToken(w http.ResponseWriter, r *http.Request) {
 }
 
 // sign makes an RS256 JWT (RFC 7515 compact serialization).
-func (idp *testIdP) sign(claims map[string]any) (string, error) {
+func (idp *testIdP) sign(key *rsa.PrivateKey, claims map[string]any) (string, error) {
 	header, err := json.Marshal(map[string]string{"alg": "RS256", "typ": "JWT", "kid": testIdPKeyID})
 	if err != nil {
 		return "", err
@@ -281,7 +292,7 @@ func (idp *testIdP) sign(claims map[string]any) (string, error) {
 	enc := base64.RawURLEncoding.EncodeToString
 	signing := enc(header) + "." + enc(payload)
 	sum := sha256.Sum256([]byte(signing))
-	sig, err := rsa.SignPKCS1v15(rand.Reader, idp.key, crypto.SHA256, sum[:])
+	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
 	if err != nil {
 		return "", err
 	}
