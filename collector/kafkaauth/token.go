@@ -33,20 +33,22 @@ const (
 )
 
 // TokenSource caches one token for every Kafka connection of the process.
-// It is safe for concurrent use; concurrent callers wait for one fetch.
+// It is safe for concurrent use. Callers holding no valid token wait for
+// one fetch together; while a valid token is held, the early refresh runs
+// in the background, so a slow endpoint delays no connection.
 type TokenSource struct {
 	what       string // for errors and logs: "OAuth token endpoint https://…"
 	fetch      fetchFunc
 	timeout    time.Duration // per fetch
 	extensions map[string]string
-	logger     *slog.Logger
 	now        func() time.Time
 
-	mu      sync.Mutex
-	cur     Token
-	lastErr error     // the last fetch's error, nil after a success
-	retryAt time.Time // no new fetch before this after a failure
-	fetches uint64
+	mu       sync.Mutex
+	logger   *slog.Logger
+	cur      Token
+	lastErr  error         // the last fetch's error, nil after a success
+	retryAt  time.Time     // no new fetch before this after a failure
+	inflight chan struct{} // closed when the running fetch ends; nil: none
 }
 
 func newTokenSource(what string, fetch fetchFunc, timeout time.Duration, extensions map[string]string) *TokenSource {
@@ -67,40 +69,61 @@ func (s *TokenSource) SetLogger(l *slog.Logger) {
 // Extensions are the SASL extensions sent with every token (a copy).
 func (s *TokenSource) Extensions() map[string]string { return maps.Clone(s.extensions) }
 
-// Fetches is how many times the endpoint was asked, successfully or not.
-func (s *TokenSource) Fetches() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.fetches
-}
-
 // Token returns the cached token, fetching a new one when 80% of its
 // lifetime has passed or it has none. When a fetch fails the current token
 // is returned while it is still valid; without one the error is returned.
 func (s *TokenSource) Token(ctx context.Context) (string, error) {
+	for {
+		s.mu.Lock()
+		now := s.now()
+		valid := s.cur.Value != "" && (s.cur.Expiry.IsZero() || now.Before(s.cur.Expiry))
+		switch {
+		case valid && (now.Before(refreshAt(s.cur)) || now.Before(s.retryAt)):
+			v := s.cur.Value
+			s.mu.Unlock()
+			return v, nil
+		case !valid && now.Before(s.retryAt):
+			err := s.lastErr
+			s.mu.Unlock()
+			return "", err
+		}
+		if s.inflight == nil {
+			s.inflight = make(chan struct{})
+			go s.refresh(s.inflight, now)
+		}
+		if valid {
+			v := s.cur.Value
+			s.mu.Unlock()
+			return v, nil
+		}
+		done := s.inflight
+		s.mu.Unlock()
+		select {
+		case <-done: // the fetch set a new token or a hold-off: look again
+		case <-ctx.Done():
+			return "", fmt.Errorf("%s: %w", s.what, ctx.Err())
+		}
+	}
+}
+
+// refresh runs one fetch, bounded by the source's timeout rather than by
+// any one caller, and records what it got.
+func (s *TokenSource) refresh(done chan struct{}, issued time.Time) {
+	defer close(done)
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	tok, err := s.fetch(ctx)
+	tok.Issued = issued
+
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.inflight = nil
 	now := s.now()
-	valid := s.cur.Value != "" && (s.cur.Expiry.IsZero() || now.Before(s.cur.Expiry))
-	if valid && now.Before(refreshAt(s.cur)) {
-		return s.cur.Value, nil
-	}
-	if now.Before(s.retryAt) {
-		if valid {
-			return s.cur.Value, nil
-		}
-		return "", s.lastErr
-	}
-
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	s.fetches++
-	tok, err := s.fetch(ctx)
-	tok.Issued = now
 	if err == nil {
-		err = checkExpiry(tok, s.now())
+		err = checkExpiry(tok, now)
 	}
 	if err != nil {
+		valid := s.cur.Value != "" && (s.cur.Expiry.IsZero() || now.Before(s.cur.Expiry))
 		err = fmt.Errorf("%s: %w", s.what, err)
 		if s.cur.Value != "" && !valid {
 			err = fmt.Errorf("%w; the last token expired at %s", err, s.cur.Expiry.UTC().Format(time.RFC3339))
@@ -109,18 +132,14 @@ func (s *TokenSource) Token(ctx context.Context) (string, error) {
 			// Once per change of state; every caller still gets the error.
 			s.logger.Warn("Cannot get a Kafka SASL/OAUTHBEARER token", "err", err, "current_token_valid_until", expiryAttr(s.cur, valid))
 		}
-		s.lastErr, s.retryAt = err, s.now().Add(retryHoldOff)
-		if valid {
-			return s.cur.Value, nil
-		}
-		return "", err
+		s.lastErr, s.retryAt = err, now.Add(retryHoldOff)
+		return
 	}
 	if s.lastErr != nil {
 		s.logger.Info("Kafka SASL/OAUTHBEARER token fetched again", "source", s.what)
 	}
 	s.logger.Debug("Fetched a Kafka SASL/OAUTHBEARER token", "source", s.what, "expiry", tok.Expiry)
 	s.cur, s.lastErr, s.retryAt = tok, nil, time.Time{}
-	return tok.Value, nil
 }
 
 // refreshAt is when a new token should be fetched in place of t.

@@ -31,7 +31,8 @@ type tokenServer struct {
 	jwtTTL    atomic.Int64 // seconds of the JWT's exp from now; 0: an opaque token
 	status    atomic.Int64 // non-zero: answer this status with a server error
 	requests  atomic.Int64
-	lastForm  atomic.Value // string
+	lastForm  atomic.Value                  // string
+	hold      atomic.Pointer[chan struct{}] // set: requests wait until it is closed
 }
 
 func newTokenServer(t *testing.T, useTLS bool) *tokenServer {
@@ -40,6 +41,9 @@ func newTokenServer(t *testing.T, useTLS bool) *tokenServer {
 	ts.expiresIn.Store(100)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := ts.requests.Add(1)
+		if hold := ts.hold.Load(); hold != nil {
+			<-*hold
+		}
 		if err := r.ParseForm(); err != nil || r.Form.Get("grant_type") != "client_credentials" {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
@@ -129,6 +133,16 @@ func newSource(t *testing.T, ts *tokenServer, f Flags, kafkaTLS *tls.Config) (*T
 	return s, clock
 }
 
+// settle waits for a background refresh to end.
+func settle(s *TokenSource) {
+	s.mu.Lock()
+	done := s.inflight
+	s.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
 func mustToken(t *testing.T, s *TokenSource) string {
 	t.Helper()
 	tok, err := s.Token(context.Background())
@@ -148,8 +162,56 @@ func TestTokenCachedUntilEightyPercentOfItsLifetime(t *testing.T) {
 		t.Fatalf("at 79%% of the lifetime: token %q after %d requests, want the cached %q after 1", got, ts.requests.Load(), first)
 	}
 	clock.add(2 * time.Second)
+	if got := mustToken(t, s); got != first {
+		t.Fatalf("at 81%% of the lifetime: %q, want the still valid %q while the refresh runs", got, first)
+	}
+	settle(s)
 	if got := mustToken(t, s); got == first || ts.requests.Load() != 2 {
-		t.Fatalf("at 81%% of the lifetime: token %q after %d requests, want a new one after 2", got, ts.requests.Load())
+		t.Fatalf("after the refresh: token %q after %d requests, want a new one after 2", got, ts.requests.Load())
+	}
+}
+
+// TestSlowEndpointDelaysNoCallerWithAValidToken: the early refresh runs in
+// the background; only a caller without a valid token waits for it.
+func TestSlowEndpointDelaysNoCallerWithAValidToken(t *testing.T) {
+	ts := newTokenServer(t, false)
+	s, clock := newSource(t, ts, Flags{}, nil)
+	first := mustToken(t, s)
+	release := make(chan struct{})
+	ts.hold.Store(&release)
+	clock.add(85 * time.Second)
+	start := time.Now()
+	for range 5 {
+		if got := mustToken(t, s); got != first {
+			t.Fatalf("%q, want the valid token while the refresh hangs", got)
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("callers with a valid token waited %v for a hanging endpoint", d)
+	}
+	close(release)
+	settle(s)
+	if got := mustToken(t, s); got == first {
+		t.Fatal("no new token once the endpoint answered")
+	}
+}
+
+// TestCallerContextEndsTheWait: a caller without a token stops waiting when
+// its context ends; the fetch goes on for the next one.
+func TestCallerContextEndsTheWait(t *testing.T) {
+	ts := newTokenServer(t, false)
+	release := make(chan struct{})
+	ts.hold.Store(&release)
+	s, _ := newSource(t, ts, Flags{}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := s.Token(ctx); err == nil || !strings.Contains(err.Error(), "deadline exceeded") {
+		t.Fatalf("err %v, want the caller's deadline", err)
+	}
+	close(release)
+	mustToken(t, s)
+	if n := ts.requests.Load(); n != 1 {
+		t.Errorf("%d requests, want the one fetch both callers shared", n)
 	}
 }
 
@@ -174,6 +236,8 @@ func TestJWTExpiryShorterThanExpiresInWins(t *testing.T) {
 	s, clock := newSource(t, ts, Flags{}, nil)
 	first := mustToken(t, s)
 	clock.add(85 * time.Second)
+	mustToken(t, s)
+	settle(s)
 	if got := mustToken(t, s); got == first {
 		t.Fatal("the JWT's exp (100s) did not schedule the refresh; expires_in (1h) did")
 	}
@@ -183,6 +247,8 @@ func TestJWTExpiryShorterThanExpiresInWins(t *testing.T) {
 	s2, clock2 := newSource(t, ts, Flags{}, nil)
 	first = mustToken(t, s2)
 	clock2.add(85 * time.Second)
+	mustToken(t, s2)
+	settle(s2)
 	if got := mustToken(t, s2); got == first {
 		t.Fatal("no expires_in: the JWT's exp did not schedule the refresh")
 	}
@@ -198,6 +264,8 @@ func TestOpaqueTokenWithoutLifetimeIsRefreshedAfterFiveMinutes(t *testing.T) {
 		t.Fatal("refreshed before unknownLifetime")
 	}
 	clock.add(2 * time.Second)
+	mustToken(t, s)
+	settle(s)
 	if mustToken(t, s) == first {
 		t.Fatal("not refreshed after unknownLifetime")
 	}
@@ -210,6 +278,8 @@ func TestFailedRefreshKeepsTheValidTokenThenReportsExpiry(t *testing.T) {
 
 	ts.status.Store(http.StatusServiceUnavailable)
 	clock.add(85 * time.Second)
+	mustToken(t, s)
+	settle(s)
 	if got := mustToken(t, s); got != first {
 		t.Fatalf("a failed early refresh replaced the valid token with %q", got)
 	}
@@ -260,6 +330,7 @@ func TestSecretFileIsReadAgainAtRefresh(t *testing.T) {
 	}
 	clock.add(90 * time.Second)
 	mustToken(t, s)
+	settle(s)
 	if n := ts.requests.Load(); n != 2 {
 		t.Fatalf("%d requests, want 2", n)
 	}
