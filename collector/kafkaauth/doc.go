@@ -5,9 +5,8 @@
 //
 // One TokenSource serves both clients, caches the token and fetches a new one
 // once 80% of its lifetime has passed (Kafka's own client refreshes at the
-// same point, sasl.login.refresh.window.factor). That early refresh runs in
-// the background, so a slow endpoint delays no connection; if it fails, the
-// current token is used while it is valid and the refresh is retried. Only a
-// client without a valid token waits for a fetch, and gets its error, which
-// names the endpoint and what it answered.
+// same point, sasl.login.refresh.window.factor). If that refresh fails, the
+// current token is used while it is valid and the refresh is retried; only a
+// client without a valid token gets the error, which names the endpoint and
+// what it answered.
 package kafkaauth

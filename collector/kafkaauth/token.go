@@ -33,9 +33,7 @@ const (
 )
 
 // TokenSource caches one token for every Kafka connection of the process.
-// It is safe for concurrent use. Callers holding no valid token wait for
-// one fetch together; while a valid token is held, the early refresh runs
-// in the background, so a slow endpoint delays no connection.
+// It is safe for concurrent use; concurrent callers wait for one fetch.
 type TokenSource struct {
 	what       string // for errors and logs: "OAuth token endpoint https://…"
 	fetch      fetchFunc
@@ -87,20 +85,22 @@ func (s *TokenSource) Token(ctx context.Context) (string, error) {
 			s.mu.Unlock()
 			return "", err
 		}
+		// Past 80% the caller waits for the new token even though the
+		// current one is valid: a broker sets the session of a
+		// (re-)authentication to end with its token, and a nearly spent
+		// token would make that session end at once.
 		if s.inflight == nil {
 			s.inflight = make(chan struct{})
 			go s.refresh(s.inflight, now)
 		}
-		if valid {
-			v := s.cur.Value
-			s.mu.Unlock()
-			return v, nil
-		}
-		done := s.inflight
+		done, fallback := s.inflight, s.cur.Value
 		s.mu.Unlock()
 		select {
 		case <-done: // the fetch set a new token or a hold-off: look again
 		case <-ctx.Done():
+			if valid {
+				return fallback, nil
+			}
 			return "", fmt.Errorf("%s: %w", s.what, ctx.Err())
 		}
 	}
