@@ -123,10 +123,13 @@ func TestOAuthBearer(t *testing.T) {
 		bad = append(bad, failing{f.name, url, log, f.reason})
 	}
 
-	waitMetrics(ctx, t, good, "OAUTHBEARER: up 1 and the topic's partition seen", func(m stack.Metrics) bool {
+	// Both clients authenticated: sarama for Metadata, franz-go for the ELR
+	// series (DescribeTopicPartitions).
+	waitMetrics(ctx, t, good, "OAUTHBEARER: up 1, the topic's partition and its ELR seen", func(m stack.Metrics) bool {
 		up, _ := m.Value("kafka_replication_up", nil)
 		replicas, ok := m.Value("kafka_replication_partition_replicas", map[string]string{"topic": "oauth", "partition": "0"})
-		return up == 1 && ok && replicas == 3
+		_, elr := m.Value("kafka_replication_partition_eligible_leader_replicas", map[string]string{"topic": "oauth", "partition": "0"})
+		return up == 1 && ok && replicas == 3 && elr
 	})
 	for _, b := range bad {
 		waitMetrics(ctx, t, b.url, b.name+": up 0 and metadata errors counted", func(m stack.Metrics) bool {
