@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 
@@ -75,20 +74,32 @@ func groupInputs(paths []string) [][]string {
 // decompressed, to compare the timestamps of their first lines.
 func readRolled(path string) (io.ReadCloser, error) { return openInput(path, nil) }
 
-// openInput opens a log file for reading; gzip is recognised by its magic bytes.
+// checkInputs refuses, before anything is read, a path that is missing or
+// is not a regular file: a directory, a named pipe, or a device such as a
+// rotated name linking to /dev/zero, which would be read forever. Only "-"
+// reads a stream.
+func checkInputs(paths []string) error {
+	for _, p := range paths {
+		if p == "-" {
+			continue
+		}
+		f, _, err := tail.OpenRegular(p)
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// openInput opens a log file for reading (a regular file only, see
+// checkInputs); gzip is recognised by its magic bytes.
 func openInput(path string, stdin io.Reader) (io.ReadCloser, error) {
 	var rc io.ReadCloser
 	if path == "-" {
 		rc = io.NopCloser(stdin)
 	} else {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return nil, err
-		}
-		if fi.IsDir() {
-			return nil, fmt.Errorf("%s is a directory, not a log file", path)
-		}
-		f, err := os.Open(path)
+		f, _, err := tail.OpenRegular(path)
 		if err != nil {
 			return nil, err
 		}
@@ -113,13 +124,8 @@ func openMapped(path string) (lr *lineReader, closer io.Closer, ok bool) {
 	if path == "-" {
 		return nil, nil, false
 	}
-	f, err := os.Open(path)
+	f, fi, err := tail.OpenRegular(path)
 	if err != nil {
-		return nil, nil, false
-	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
 		return nil, nil, false
 	}
 	data, unmap, ok := mapFile(f, fi.Size())
