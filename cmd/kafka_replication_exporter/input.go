@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
 )
@@ -17,10 +16,6 @@ import (
 // line is skipped and the line is reported as cut, so a 50 MB junk line costs
 // 1 MiB, not 50 MB.
 const maxLineBytes = 1 << 20
-
-// rolledSuffix matches the names log4j gives closed files: daily or hourly
-// server.log.2025-10-16-15 (optionally .gz), or size-based server.log.1.
-var rolledSuffix = regexp.MustCompile(`^(.*)\.(\d{4}-\d{2}-\d{2}(?:-\d{2})?|\d+)(\.gz)?$`)
 
 // orderInputs is groupInputs flattened: every file in the order it is read.
 func orderInputs(paths []string) []string {
@@ -32,8 +27,9 @@ func orderInputs(paths []string) []string {
 }
 
 // groupInputs groups rotated files by the log they belong to, in the order they
-// were written: for every base name, its rolled files oldest first (in the
-// follower's order, tail.SortRolled), then the live file. Groups keep the order in which the user named them; stdin ("-") is
+// were written: for every base name, its rolled files (tail.RolledName, the
+// follower's rule) oldest first (in the follower's order, tail.SortRolled),
+// then the live file. Groups keep the order in which the user named them; stdin ("-") is
 // a group of its own.
 func groupInputs(paths []string) [][]string {
 	type group struct {
@@ -45,8 +41,8 @@ func groupInputs(paths []string) [][]string {
 	byBase := map[string]*group{}
 	for _, p := range paths {
 		base, rolled := p, false
-		if m := rolledSuffix.FindStringSubmatch(p); m != nil && p != "-" {
-			base, rolled = m[1], true
+		if live, _, _, ok := tail.RolledName(p); ok && p != "-" {
+			base, rolled = live, true
 		}
 		g := byBase[base]
 		if g == nil || p == "-" {
@@ -64,7 +60,7 @@ func groupInputs(paths []string) [][]string {
 	}
 	out := make([][]string, 0, len(groups))
 	for _, g := range groups {
-		tail.SortRolled(g.base, g.rolled, readRolled)
+		tail.SortRolled(g.rolled, readRolled)
 		out = append(out, append(g.rolled, g.live...))
 	}
 	return out
