@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/s2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
@@ -34,12 +36,13 @@ import (
 // A scrape is rendered into memory once and then written: requests that
 // arrive while a body is being rendered (same encoding, same name[]) share
 // it, read-only, and a client that stops reading holds only the body it
-// shares, never a snapshot of the state or a renderer's buffers. When a
-// render starts, clients still writing a body two renders old are cut off
-// (their write deadline is set to now, as --web.write-timeout would later),
-// so however many clients stop reading, at most two bodies are held: the one
-// being rendered and the one before (docs/benchmarks.md, "Clients that
-// never read").
+// shares (kept compressed, see body), never a snapshot of the state or a
+// renderer's buffers. The bodies still being written are bounded to twice
+// the largest of them: when a render makes them more, the clients of the
+// oldest are cut off (their write deadline is set to now, as
+// --web.write-timeout would later). So however many clients stop reading,
+// they hold at most two bodies (docs/benchmarks.md, "Clients that never
+// read"), and a slow client loses its scrape only to two newer ones as large.
 type metricsHandler struct {
 	gatherer prometheus.Gatherer
 	direct   []collector.TableSource
@@ -47,14 +50,12 @@ type metricsHandler struct {
 	inFlight chan struct{} // nil = no limit
 
 	mu        sync.Mutex
-	gen       uint64                   // renders started
 	rendering map[renderKey]*rendering // the render in progress, by what it renders
-	writing   map[*bodyWriter]struct{} // requests writing (or waiting for) a body
+	written   []*rendering             // rendered bodies still being written, oldest first
 }
 
 func newMetricsHandler(g prometheus.Gatherer, direct []collector.TableSource, logger *slog.Logger, maxRequests int) *metricsHandler {
-	h := &metricsHandler{gatherer: g, direct: direct, logger: logger,
-		rendering: make(map[renderKey]*rendering), writing: make(map[*bodyWriter]struct{})}
+	h := &metricsHandler{gatherer: g, direct: direct, logger: logger, rendering: make(map[renderKey]*rendering)}
 	if maxRequests > 0 {
 		h.inFlight = make(chan struct{}, maxRequests)
 	}
@@ -69,15 +70,16 @@ type renderKey struct {
 }
 
 // rendering is one body, rendered once and written to every request that
-// shares it. Its fields are set before done is closed and never changed.
+// shares it. Its body and status are set before done is closed and never
+// changed.
 type rendering struct {
-	gen    uint64
 	done   chan struct{}
-	body   chunks
+	body   body
 	status int    // 0, or the error status of a body that could not be made
 	errMsg string // the error text of that status
 
-	refs int // requests sharing it; guarded by metricsHandler.mu
+	writers map[*bodyWriter]struct{} // the requests sharing it; guarded by metricsHandler.mu
+	cut     bool                     // its writers were cut off; guarded by metricsHandler.mu
 }
 
 // bodyWriter is one request writing a body.
@@ -86,51 +88,125 @@ type bodyWriter struct {
 	cut func() // ends its writes at once
 }
 
-// chunkSize is the unit a body is kept in: no copy as it grows, and at most
-// one partly used chunk.
-const chunkSize = 1 << 20
+// body is a rendered scrape, kept in pieces: the gzip stream as it is (it is
+// small), the text compressed with s2 in blocks of blockSize, which a request
+// decodes one at a time as it writes them. So a body in memory is a fraction
+// of the text (a 100k-partition scrape is 170 MB of text), and a client that
+// stops reading holds one decoded block besides the shared body.
+type body struct {
+	s2      bool     // pieces are s2 blocks of text; else raw bytes
+	pieces  [][]byte //
+	pending []byte   // text not yet encoded (s2)
+	enc     []byte   // s2's output before it is copied to its exact size
+	n       int      // bytes the client receives
+}
 
-// chunks is a body in chunkSize pieces.
-type chunks [][]byte
+// blockSize is the text in one s2 block, and the raw piece size.
+const blockSize = 64 << 10
 
-// chunkPool keeps the chunks of bodies nobody writes any more for the next
-// render: a body is garbage as soon as its last client is done, and reusing
-// its memory keeps the process from growing by a body per render until the
-// collector runs.
-var chunkPool sync.Pool
+// blockPool holds blockSize buffers: for text waiting to be encoded, for a
+// request's decoded block, and the raw pieces of bodies nobody writes any
+// more (their memory is reused by the next render instead of growing the
+// heap until the collector runs).
+var blockPool = sync.Pool{New: func() any { b := make([]byte, 0, blockSize); return &b }}
 
-func (c *chunks) Write(p []byte) (int, error) {
+func getBlock() []byte { return (*blockPool.Get().(*[]byte))[:0] }
+
+func putBlock(b []byte) {
+	if cap(b) == blockSize {
+		b = b[:0]
+		blockPool.Put(&b)
+	}
+}
+
+func (b *body) Write(p []byte) (int, error) {
 	n := len(p)
+	b.n += n
 	for len(p) > 0 {
-		if len(*c) == 0 || len((*c)[len(*c)-1]) == chunkSize {
-			b := make([]byte, 0, chunkSize)
-			if p, ok := chunkPool.Get().(*[]byte); ok {
-				b = (*p)[:0]
+		var cur *[]byte
+		if b.s2 {
+			if b.pending == nil {
+				b.pending = getBlock()
 			}
-			*c = append(*c, b)
+			cur = &b.pending
+		} else {
+			if len(b.pieces) == 0 || len(b.pieces[len(b.pieces)-1]) == blockSize {
+				b.pieces = append(b.pieces, getBlock())
+			}
+			cur = &b.pieces[len(b.pieces)-1]
 		}
-		last := &(*c)[len(*c)-1]
-		k := min(len(p), chunkSize-len(*last))
-		*last = append(*last, p[:k]...)
+		k := min(len(p), blockSize-len(*cur))
+		*cur = append(*cur, p[:k]...)
 		p = p[k:]
+		if b.s2 && len(b.pending) == blockSize {
+			b.encodePending()
+		}
 	}
 	return n, nil
 }
 
-// recycle hands the chunks to the next render.
-func (c chunks) recycle() {
-	for _, b := range c {
-		b = b[:0]
-		chunkPool.Put(&b)
+func (b *body) encodePending() {
+	if len(b.pending) > 0 {
+		// Encode into a scratch buffer of the worst-case size, keep an exact copy.
+		if b.enc == nil {
+			b.enc = make([]byte, s2.MaxEncodedLen(blockSize))
+		}
+		b.enc = s2.Encode(b.enc[:cap(b.enc)], b.pending)
+		b.pieces = append(b.pieces, bytes.Clone(b.enc))
+	}
+	putBlock(b.pending)
+	b.pending = nil
+}
+
+// finish encodes the last block.
+func (b *body) finish() {
+	if b.s2 {
+		b.encodePending()
+		b.enc = nil
 	}
 }
 
-func (c chunks) size() int {
+// writeTo writes the body to w, decoding s2 blocks into one buffer.
+func (b *body) writeTo(w io.Writer) error {
+	if !b.s2 {
+		for _, p := range b.pieces {
+			if _, err := w.Write(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	buf := getBlock()
+	defer putBlock(buf)
+	for _, p := range b.pieces {
+		text, err := s2.Decode(buf[:cap(buf)], p)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// held is the memory the body holds.
+func (b *body) held() int {
 	n := 0
-	for _, b := range c {
-		n += len(b)
+	for _, p := range b.pieces {
+		n += cap(p)
 	}
 	return n
+}
+
+// recycle hands raw pieces to the next render.
+func (b *body) recycle() {
+	if !b.s2 {
+		for _, p := range b.pieces {
+			putBlock(p)
+		}
+	}
+	b.pieces = nil
 }
 
 // gzipPool reuses compressors between scrapes. BestSpeed, not promhttp's
@@ -162,7 +238,14 @@ func (h *metricsHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 	}
 	rc := http.NewResponseController(rsp)
 	w, owner := h.join(key, func() { rc.SetWriteDeadline(time.Now()) })
-	defer h.leave(w)
+	written := false
+	defer func() {
+		// A cut that came as the last byte went out must not outlive this
+		// response on a kept-alive connection.
+		if h.leave(w) && written {
+			rc.SetWriteDeadline(time.Time{})
+		}
+	}()
 	r := w.r
 	if owner {
 		h.render(key, r)
@@ -183,50 +266,76 @@ func (h *metricsHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 	if key.gzip {
 		hdr.Set("Content-Encoding", "gzip")
 	}
-	hdr.Set("Content-Length", strconv.Itoa(r.body.size()))
-	for _, c := range r.body {
-		if _, err := rsp.Write(c); err != nil {
-			return // the client went away, or was cut off
-		}
+	hdr.Set("Content-Length", strconv.Itoa(r.body.n))
+	if err := r.body.writeTo(rsp); err != nil {
+		return // the client went away, or was cut off
 	}
+	written = true
 }
 
 // join adds a request to the render of key in progress, or starts one
-// (owner: the caller renders it). Starting one cuts off the requests still
-// writing a body two renders old.
+// (owner: the caller renders it).
 func (h *metricsHandler) join(key renderKey, cut func()) (w *bodyWriter, owner bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r := h.rendering[key]
 	if r == nil {
 		owner = true
-		h.gen++
-		r = &rendering{gen: h.gen, done: make(chan struct{})}
+		r = &rendering{done: make(chan struct{}), writers: make(map[*bodyWriter]struct{})}
 		h.rendering[key] = r
-		for old := range h.writing {
-			if old.r.gen+2 <= r.gen && isClosed(old.r.done) {
-				old.cut()
-				delete(h.writing, old) // cut once; its leave finds nothing
-			}
-		}
 	}
 	w = &bodyWriter{r: r, cut: cut}
-	h.writing[w] = struct{}{}
-	r.refs++
+	r.writers[w] = struct{}{}
 	return w, owner
 }
 
-// leave ends a request's share of its body; the last one recycles the body
-// (no one can join it any more: it is no longer in h.rendering once done).
-func (h *metricsHandler) leave(w *bodyWriter) {
+// rendered publishes r, rendered for key, and bounds the bodies being
+// written to twice the largest: the clients of the oldest are cut off.
+func (h *metricsHandler) rendered(key renderKey, r *rendering) {
 	h.mu.Lock()
-	delete(h.writing, w)
-	w.r.refs--
-	last := w.r.refs == 0 && isClosed(w.r.done)
+	defer h.mu.Unlock()
+	if h.rendering[key] == r {
+		delete(h.rendering, key)
+	}
+	close(r.done)
+	if len(r.writers) == 0 {
+		return
+	}
+	h.written = append(h.written, r)
+	total, largest := 0, 0
+	for _, old := range h.written {
+		total += old.body.held()
+		largest = max(largest, old.body.held())
+	}
+	for total > 2*largest && len(h.written) > 1 {
+		old := h.written[0]
+		for w := range old.writers {
+			w.cut()
+		}
+		old.cut = true
+		total -= old.body.held()
+		h.written = h.written[1:]
+	}
+}
+
+// leave ends a request's share of its body and reports whether it was cut
+// off; the last one recycles the body (no one can join it once rendered).
+func (h *metricsHandler) leave(w *bodyWriter) (wasCut bool) {
+	h.mu.Lock()
+	r := w.r
+	delete(r.writers, w)
+	wasCut = r.cut
+	last := len(r.writers) == 0 && isClosed(r.done)
+	if last {
+		if i := slices.Index(h.written, r); i >= 0 {
+			h.written = slices.Delete(h.written, i, i+1)
+		}
+	}
 	h.mu.Unlock()
 	if last {
-		w.r.body.recycle()
+		r.body.recycle()
 	}
+	return wasCut
 }
 
 func isClosed(c chan struct{}) bool {
@@ -240,14 +349,7 @@ func isClosed(c chan struct{}) bool {
 
 // render makes r's body and hands it to the requests sharing it.
 func (h *metricsHandler) render(key renderKey, r *rendering) {
-	defer func() {
-		h.mu.Lock()
-		if h.rendering[key] == r {
-			delete(h.rendering, key)
-		}
-		h.mu.Unlock()
-		close(r.done)
-	}()
+	defer h.rendered(key, r)
 	mfs, err := h.gatherer.Gather()
 	if err != nil {
 		h.logger.Error("Error gathering metrics", "err", err)
@@ -270,6 +372,8 @@ func (h *metricsHandler) render(key renderKey, r *rendering) {
 		gz = gzipPool.Get().(*gzip.Writer)
 		gz.Reset(&r.body)
 		out = gz
+	} else {
+		r.body.s2 = true
 	}
 	if err := collector.WriteText(out, mfs, keep, h.direct...); err != nil {
 		h.logger.Error("Error encoding metrics", "err", err)
@@ -279,6 +383,7 @@ func (h *metricsHandler) render(key renderKey, r *rendering) {
 		gz.Reset(nil)
 		gzipPool.Put(gz)
 	}
+	r.body.finish()
 }
 
 // acceptsGzip decides as promhttp does (gddo's NegotiateContentEncoding over

@@ -2,11 +2,13 @@ package main
 
 import (
 	"compress/gzip"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -173,7 +175,7 @@ func TestConcurrentScrapesShareOneRendering(t *testing.T) {
 		defer h.mu.Unlock()
 		refs := 0
 		for _, r := range h.rendering {
-			refs += r.refs
+			refs += len(r.writers)
 		}
 		return refs == 2*each
 	})
@@ -196,5 +198,82 @@ func TestConcurrentScrapesShareOneRendering(t *testing.T) {
 	scrape(t, h, "/metrics", "")
 	if n := g.calls.Load(); n != 3 {
 		t.Errorf("want a new render for a later scrape, got %d renders", n)
+	}
+}
+
+// stuckWriter is a ResponseWriter whose client never reads: Write blocks
+// until the handler sets a write deadline in the past.
+type stuckWriter struct {
+	hdr     http.Header
+	writing chan struct{} // closed at the first Write
+	cut     chan struct{} // closed by SetWriteDeadline
+	once    sync.Once
+}
+
+func newStuckWriter() *stuckWriter {
+	return &stuckWriter{hdr: http.Header{}, writing: make(chan struct{}), cut: make(chan struct{})}
+}
+
+func (w *stuckWriter) Header() http.Header { return w.hdr }
+func (w *stuckWriter) WriteHeader(int)     {}
+func (w *stuckWriter) Write(p []byte) (int, error) {
+	select {
+	case <-w.writing:
+	default:
+		close(w.writing)
+	}
+	<-w.cut
+	return 0, errors.New("i/o timeout")
+}
+
+func (w *stuckWriter) SetWriteDeadline(time.Time) error {
+	w.once.Do(func() { close(w.cut) })
+	return nil
+}
+
+// Clients that never read, arriving one after another, each get a body of
+// their own; the handler keeps at most two bodies being written and cuts
+// off the clients of older ones.
+func TestStuckClientsHoldAtMostTwoBodies(t *testing.T) {
+	g := &countingGatherer{release: make(chan struct{})}
+	close(g.release)
+	h := newMetricsHandler(g, nil, slog.New(slog.DiscardHandler), 0)
+	var ws []*stuckWriter
+	done := make(chan struct{}, 10)
+	for i := range 6 {
+		w := newStuckWriter()
+		ws = append(ws, w)
+		go func() {
+			h.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+			done <- struct{}{}
+		}()
+		<-w.writing
+		h.mu.Lock()
+		n := len(h.written)
+		h.mu.Unlock()
+		if n > 2 {
+			t.Fatalf("after %d stuck clients, %d bodies are being written", i+1, n)
+		}
+	}
+	for i, w := range ws {
+		select {
+		case <-w.cut:
+			if i >= len(ws)-2 {
+				t.Errorf("client %d of the two newest bodies was cut off", i)
+			}
+		default:
+			if i < len(ws)-2 {
+				t.Errorf("client %d of an old body was not cut off", i)
+			}
+		}
+	}
+	for _, w := range ws {
+		w.SetWriteDeadline(time.Now())
+	}
+	for range ws {
+		<-done
+	}
+	if len(h.written) != 0 {
+		t.Errorf("bodies left after every client is gone: %d", len(h.written))
 	}
 }
