@@ -151,7 +151,7 @@ func startFixtureSidecar(t *testing.T, addr string, extra ...string) (*sidecar, 
 	wantRecords := map[string]uint64{fx + "server.log": 26, fx + "state-change.log": 5, fx + "controller.log": 3}
 	waitFor(t, "the fixture logs read and the first admin refresh", 20*time.Second, func() bool {
 		for _, f := range sc.files {
-			if f.Records() != wantRecords[f.Path] {
+			if f.Stats().Records != wantRecords[f.Path] {
 				return false
 			}
 		}

@@ -68,7 +68,7 @@ func TestTornPositionFileStartsAsIfNoneWasSaved(t *testing.T) {
 			logFile := writePartitionsLog(t, 10)
 			sc, s := startSidecar(t, "--log.file="+logFile, "--log.from-beginning", "--log.position-file="+positions, "--log.poll-interval=20ms", "--web.disable-exporter-metrics")
 			t.Cleanup(sc.close)
-			waitFor(t, "the log read", 20*time.Second, func() bool { return sc.files[0].Records() == 10 })
+			waitFor(t, "the log read", 20*time.Second, func() bool { return sc.files[0].Stats().Records == 10 })
 			body, _ := scrape(t, sc.handler(s), "/metrics", "")
 			for _, want := range []string{
 				`kafka_replication_position_file_load_problems_total{problem="` + name + `"} 1`,

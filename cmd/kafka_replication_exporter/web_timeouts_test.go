@@ -75,7 +75,7 @@ func TestStuckScrapersDoNotLockOutPrometheus(t *testing.T) {
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	sc, s := startSidecar(t, "--log.file="+writePartitionsLog(t, partitions), "--log.from-beginning", "--log.poll-interval=20ms",
 		"--web.listen-address="+addr, "--web.write-timeout="+writeTimeout.String(), "--web.max-requests="+strconv.Itoa(slots), "--web.disable-exporter-metrics")
-	waitFor(t, "the log read", 20*time.Second, func() bool { return sc.files[0].Records() == partitions })
+	waitFor(t, "the log read", 20*time.Second, func() bool { return sc.files[0].Stats().Records == partitions })
 	serveHTTP(t, sc, s, addr)
 
 	client := &http.Client{Timeout: 5 * time.Second}
@@ -169,7 +169,7 @@ func TestStuckScrapersShareOneRendering(t *testing.T) {
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	sc, s := startSidecar(t, "--log.file="+writePartitionsLog(t, partitions), "--log.from-beginning", "--log.poll-interval=20ms",
 		"--web.listen-address="+addr, "--web.write-timeout=5m", "--web.max-requests=100", "--web.disable-exporter-metrics")
-	waitFor(t, "the log read", 60*time.Second, func() bool { return sc.files[0].Records() == uint64(partitions) })
+	waitFor(t, "the log read", 60*time.Second, func() bool { return sc.files[0].Stats().Records == uint64(partitions) })
 	serveHTTP(t, sc, s, addr)
 
 	get := func() int64 {
