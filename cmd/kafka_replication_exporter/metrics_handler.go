@@ -95,7 +95,7 @@ type bodyWriter struct {
 // stops reading holds one decoded block besides the shared body.
 type body struct {
 	s2      bool     // pieces are s2 blocks of text; else raw bytes
-	pieces  [][]byte //
+	pieces  [][]byte // the body, in order
 	pending []byte   // text not yet encoded (s2)
 	enc     []byte   // s2's output before it is copied to its exact size
 	n       int      // bytes the client receives
