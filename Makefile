@@ -65,6 +65,8 @@ e2e:
 
 # A built binary, not `go run`: go run exits 1 when its child is interrupted, so Ctrl-C ended
 # `make run` with an error; devcluster itself stops its children and exits 0 on SIGINT/SIGTERM.
+# make gets the terminal's SIGINT as well and, once devcluster has exited, ends with exit status
+# 130 like any interrupted make, without an error line.
 run: build
 	$(GO) build -o bin/devcluster ./e2e/cmd/devcluster
 	exec bin/devcluster

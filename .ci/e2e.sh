@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Runs the real-Kafka scenarios, the sidecar tests and the alert loop (make e2e).
 #
+# The full `go test -v` output goes to e2e.log as it happens; the terminal gets one
+# line per test as it starts and as it ends, with the time of day and the duration,
+# so a run of ten minutes shows where it is. Subtests are reported by go test when
+# their top-level test ends, so their result lines come in a burst then.
+#
 # They start real JVMs and real Prometheus/Alertmanager on a 2-core machine, so a
 # top-level test that fails is run once more, on its own, and both outcomes are
 # printed: a retry that passes is reported as such (grep e2e.log for RETRY), never
@@ -11,10 +16,42 @@ GO=${GO:-go}
 log=e2e.log
 bash .ci/install-prometheus-tools.sh || exit 1
 
-$GO test -count=1 -timeout 45m -v ./e2e/... >"$log" 2>&1
+# progress prints the start of every top-level test and of its direct subtests
+# (a Kafka version, a scenario), every PASS/FAIL/SKIP line down to that depth,
+# and go test's package result and panic lines, each after the time of day.
+progress() {
+	local line
+	while IFS= read -r line; do
+		if [[ $line =~ ^===\ RUN\ +Test[^/]*(/[^/]*)?$ ||
+			$line =~ ^(\ {4})?---\ (PASS|FAIL|SKIP): ||
+			$line =~ ^(PASS|FAIL|ok|panic:) ]]; then
+			printf '%(%H:%M:%S)T %s\n' -1 "$line"
+		fi
+	done
+}
+
+# gotest runs go test with the given arguments, appends its output to the file
+# named first and prints the progress lines; it returns go test's exit status.
+gotest() {
+	local out=$1
+	shift
+	$GO test -count=1 "$@" 2>&1 | tee -a "$out" | progress
+	return "${PIPESTATUS[0]}"
+}
+
+: >"$log"
+# go test holds back a package's output until its tests end when it tests
+# several packages, so the scenarios (package e2e) run on their own, streamed,
+# after the unit tests of the harness and the stack (one ok line each).
+helpers=$($GO list ./e2e/... | grep -v '/e2e$')
+echo "e2e: the harness's unit tests, then the real-Kafka scenarios; full output in $log"
+# shellcheck disable=SC2086 # one package path per word
+gotest "$log" $helpers
 rc=$?
-grep -E '^(--- (PASS|FAIL|SKIP)|PASS|FAIL|ok|panic)' "$log"
-[ $rc -eq 0 ] && exit 0
+gotest "$log" -v -timeout 45m ./e2e/
+rc2=$?
+[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && exit 0
+[ $rc2 -ne 0 ] && rc=$rc2
 
 failed=$(grep -E '^--- FAIL: Test[A-Za-z0-9_]+' "$log" | sed -E 's/^--- FAIL: (Test[A-Za-z0-9_]+).*/\1/' | sort -u | paste -sd'|' -)
 if [ -z "$failed" ]; then
@@ -24,9 +61,10 @@ if [ -z "$failed" ]; then
 fi
 # The marker goes to e2e.log too: a clean run is one whose e2e.log has no RETRY.
 echo "RETRY: running the failed e2e tests once more: $failed" | tee -a "$log"
-$GO test -count=1 -timeout 30m -v -run "^(${failed})\$" ./e2e/... >"$log.retry" 2>&1
+: >"$log.retry"
+# -p 1 streams the output of several packages too; everything is built by now.
+gotest "$log.retry" -v -p 1 -timeout 30m -run "^(${failed})\$" ./e2e/...
 rc=$?
-grep -E '^(--- (PASS|FAIL|SKIP)|PASS|FAIL|ok|panic)' "$log.retry"
 if [ $rc -ne 0 ]; then
 	echo "e2e failed twice; see $log and $log.retry" >&2
 	grep -B2 -A30 -E '^\s*--- FAIL' "$log.retry" | tail -n 120 >&2

@@ -55,14 +55,15 @@ var (
 
 // Families lists every family the exporter writes (the partition-labelled
 // form of those with a per-topic rollup), for the README: the log half's
-// (families.go), then the admin half's.
+// (families.go), the stream's and the admin half's, then the positions'.
 func Families() []*Family {
 	fams := append([]*Family(nil), logCounterFamilies[:]...)
 	fams = append(fams, logHWFamily, logEventsFamily, logLastEventFamily,
 		logPartitionsFamily, logPartitionsRefusedFamily,
 		fileRecordsFamily, fileMalformedFamily, fileLinesFamily, fileBytesFamily, fileRotationsFamily,
 		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily, fileErrorFamily, fileErrorsFamily)
-	return append(fams,
+	fams = append(fams, streamFamilies()...)
+	fams = append(fams,
 		upFamily, lastRefreshFamily, refreshDurationFamily,
 		requestErrorsFamily, disagreementsFamily, topicMinISRFamily, brokerResponsiveFamily,
 		replicasFamily, isrFamily, minISRFamily, underReplicatedFamily, underMinISRFamily, atMinISRFamily, headroomFamily,
@@ -70,4 +71,5 @@ func Families() []*Family {
 		elrFamily, lastKnownELRFamily, reassigningFamily, reassignAddingFamily, reassignRemovingFamily, urpByMoveFamily,
 		replicaLagFamily, stallCauseFamily,
 	)
+	return append(fams, positionFamilies()...)
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
@@ -22,16 +23,16 @@ type LogMetricsOptions struct {
 }
 
 // LogMetrics renders the log half: a Store's partitions and event totals,
-// and the followers' own metrics.
+// and the stream's and its files' own metrics.
 type LogMetrics struct {
-	store *logstate.Store
-	files []*logstate.LogFile
-	opts  LogMetricsOptions
+	store  *logstate.Store
+	stream *logstate.Stream
+	opts   LogMetricsOptions
 }
 
-// NewLogMetrics renders store and files (either may be empty).
-func NewLogMetrics(store *logstate.Store, files []*logstate.LogFile, opts LogMetricsOptions) *LogMetrics {
-	return &LogMetrics{store: store, files: files, opts: opts}
+// NewLogMetrics renders store and stream (either may be nil).
+func NewLogMetrics(store *logstate.Store, stream *logstate.Stream, opts LogMetricsOptions) *LogMetrics {
+	return &LogMetrics{store: store, stream: stream, opts: opts}
 }
 
 // logScrape is one scrape's copy of the log state, pooled between scrapes.
@@ -60,8 +61,10 @@ func (m *LogMetrics) Tables() ([]*Table, func()) {
 		m.store.Snapshot(&sc.snap)
 	}
 	sc.files = sc.files[:0]
-	for _, f := range m.files {
-		sc.files = append(sc.files, f.Stats())
+	if m.stream != nil {
+		for _, f := range m.stream.Files() {
+			sc.files = append(sc.files, f.Stats())
+		}
 	}
 	var tables []*Table
 	if m.store != nil {
@@ -73,7 +76,7 @@ func (m *LogMetrics) Tables() ([]*Table, func()) {
 		tables = append(tables, eventTable(&sc.snap), boundTable(&sc.snap))
 	}
 	if len(sc.files) > 0 {
-		tables = append(tables, fileTable(sc.files), fileErrorTable(sc.files))
+		tables = append(tables, fileTable(sc.files), fileErrorTable(sc.files), streamTable(m.stream, time.Now()))
 	}
 	return tables, func() { logScrapePool.Put(sc) }
 }
@@ -166,6 +169,9 @@ func fileTable(files []logstate.FileStats) *Table {
 			counter(fileBytesFamily, func(st *logstate.FileStats) uint64 { return st.Bytes }),
 			counter(fileRotationsFamily, func(st *logstate.FileStats) uint64 { return st.Rotations }),
 			counter(fileTruncationsFamily, func(st *logstate.FileStats) uint64 { return st.Truncations }),
+			counter(filePartialTruncationsFamily, func(st *logstate.FileStats) uint64 { return st.PartialTruncations }),
+			counter(fileFutureTimestampsFamily, func(st *logstate.FileStats) uint64 { return st.FutureTimestamps }),
+			{fileBehindFamily, func(row int) (float64, bool) { return float64(files[row].BehindBytes), true }},
 			{filePositionFamily, func(row int) (float64, bool) { return float64(files[row].Offset), true }},
 			{fileLastReadFamily, func(row int) (float64, bool) {
 				return unixSeconds(files[row].LastRead), !files[row].LastRead.IsZero()
@@ -173,6 +179,14 @@ func fileTable(files []logstate.FileStats) *Table {
 			{fileOpenFamily, func(row int) (float64, bool) { return b2f(files[row].Ready), true }},
 		},
 	}
+}
+
+// streamTable is the stream's progress: one row, no labels.
+func streamTable(s *logstate.Stream, now time.Time) *Table {
+	return &Table{Rows: 1, Columns: []Column{
+		{logCaughtUpFamily, func(int) (float64, bool) { return b2f(s.CaughtUp()), true }},
+		{logBehindSecondsFamily, func(int) (float64, bool) { return s.BehindSeconds(now), true }},
+	}}
 }
 
 // boundTable is the store's size against its bound: one row, no labels.

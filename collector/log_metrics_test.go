@@ -2,7 +2,6 @@ package collector
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"strconv"
 	"strings"
@@ -183,11 +182,10 @@ func BenchmarkLogMetrics10kPartitions(b *testing.B) {
 func TestFileErrorSeries(t *testing.T) {
 	dir := t.TempDir()
 	s := logstate.NewStore(nil)
-	f := logstate.NewLogFile(dir, s, logstate.LogFileOptions{Location: time.UTC})
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	f.Run(ctx) // one poll, then the final one
-	text := scrapeText(t, TableSource(NewLogMetrics(s, []*logstate.LogFile{f}, LogMetricsOptions{PartitionLabels: true}).Tables))
+	f := logstate.NewLogFile(dir, logstate.LogFileOptions{Location: time.UTC})
+	stream := logstate.NewStream(s, []*logstate.LogFile{f}, 0)
+	stream.Step()
+	text := scrapeText(t, TableSource(NewLogMetrics(s, stream, LogMetricsOptions{PartitionLabels: true}).Tables))
 	for _, want := range []string{
 		`kafka_replication_log_file_open{file="` + dir + `"} 0`,
 		`kafka_replication_log_file_error{file="` + dir + `",reason="not_regular_file"} 1`,

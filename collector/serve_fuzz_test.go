@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,12 +34,12 @@ func FuzzServePath(f *testing.F) {
 			t.Fatal(err)
 		}
 		s := logstate.NewStore(nil)
-		file := logstate.NewLogFile(path, s, logstate.LogFileOptions{FromBeginning: true, Location: time.UTC})
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		file.Run(ctx) // reads the file once and flushes the last record
+		file := logstate.NewLogFile(path, logstate.LogFileOptions{FromBeginning: true, Location: time.UTC, PollInterval: time.Nanosecond})
+		stream := logstate.NewStream(s, []*logstate.LogFile{file}, time.Nanosecond)
+		for stream.Step() { // reads the file and flushes the last record
+		}
 		for _, opts := range []LogMetricsOptions{{PartitionLabels: true, LeaderGauges: true}, {PartitionLabels: false}} {
-			checkExposition(t, scrapeText(t, TableSource(NewLogMetrics(s, []*logstate.LogFile{file}, opts).Tables)))
+			checkExposition(t, scrapeText(t, TableSource(NewLogMetrics(s, stream, opts).Tables)))
 		}
 	})
 }

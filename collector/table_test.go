@@ -103,11 +103,12 @@ func TestTableOutputParses(t *testing.T) {
 func TestLogMetricsOutputParses(t *testing.T) {
 	s := logState(t, 40)
 	files := []*logstate.LogFile{
-		logstate.NewLogFile(t.TempDir()+"/server\xff.log", s, logstate.LogFileOptions{Location: time.UTC}),
-		logstate.NewLogFile(t.TempDir()+"/state-change.log", s, logstate.LogFileOptions{Location: time.UTC}),
+		logstate.NewLogFile(t.TempDir()+"/server\xff.log", logstate.LogFileOptions{Location: time.UTC}),
+		logstate.NewLogFile(t.TempDir()+"/state-change.log", logstate.LogFileOptions{Location: time.UTC}),
 	}
+	stream := logstate.NewStream(s, files, 0)
 	for _, opts := range []LogMetricsOptions{{PartitionLabels: true, LeaderGauges: true}, {PartitionLabels: false}} {
-		text := scrapeText(t, TableSource(NewLogMetrics(s, files, opts).Tables))
+		text := scrapeText(t, TableSource(NewLogMetrics(s, stream, opts).Tables))
 		samples := checkExposition(t, text)
 		for _, f := range Families() {
 			want := len(files)

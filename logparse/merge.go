@@ -1,5 +1,7 @@
 package logparse
 
+import "time"
+
 // MergeByTime consumes n event sources in log-time order: head(i) is source
 // i's next event (nil once it is exhausted) and pop(i) consumes it. On equal
 // times the lower-numbered source goes first. It stops at pop's first error.
@@ -22,4 +24,34 @@ func MergeByTime(n int, head func(i int) *Event, pop func(i int) error) error {
 			return err
 		}
 	}
+}
+
+// FutureJump is how far a record's timestamp must lie beyond both its file's
+// previous record and the wall clock to be taken as wrong: a broker writes
+// its lines as they happen, so no real line is stamped an hour from now.
+const FutureJump = time.Hour
+
+// FileClock keeps one file's event times fit to merge. A timestamp that jumps
+// more than FutureJump past both the file's previous event and the wall clock
+// is replaced by the previous event's time (the wall clock's for a file's first
+// event): within one file, file order is the truth, and a single bad stamp
+// must not hold back every later line of its file, nor stand as the newest
+// line for ever.
+type FileClock struct{ last time.Time }
+
+// Order fixes ev.Time as described, reporting whether it was a future jump.
+func (c *FileClock) Order(ev *Event, now time.Time) bool {
+	t := ev.Time
+	if t.IsZero() {
+		return false
+	}
+	if t.Sub(now) > FutureJump && (c.last.IsZero() || t.Sub(c.last) > FutureJump) {
+		if c.last.IsZero() {
+			c.last = now
+		}
+		ev.Time = c.last
+		return true
+	}
+	c.last = t
+	return false
 }

@@ -224,6 +224,16 @@ func (s *Splitter) Flush() *Record {
 	return l.bufs[l.cur].record(&s.out)
 }
 
+// Pending reports whether a record is held.
+func (s *Splitter) Pending() bool {
+	for _, l := range s.sources {
+		if l.pending {
+			return true
+		}
+	}
+	return s.plain.pending
+}
+
 // Malformed returns the number of physical lines dropped as malformed so
 // far: continuation lines before any header (orphans), lines containing
 // NUL/binary junk, parts of over-long lines/records beyond the bounds. They

@@ -23,8 +23,8 @@ func split(t *testing.T, lines ...string) ([]string, int64) {
 	for r := s.Flush(); r != nil; r = s.Flush() {
 		add(r)
 	}
-	if r := s.Flush(); r != nil {
-		t.Error("want nothing held after Flush")
+	if s.Pending() {
+		t.Error("want nothing pending after Flush")
 	}
 	return out, s.Malformed()
 }

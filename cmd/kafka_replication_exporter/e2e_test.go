@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -149,7 +150,7 @@ func startFixtureSidecar(t *testing.T, addr string, extra ...string) (*sidecar, 
 	wantRecords := map[string]uint64{fx + "server.log": 26, fx + "state-change.log": 5, fx + "controller.log": 3}
 	waitFor(t, "the fixture logs read and the first admin refresh", 20*time.Second, func() bool {
 		for _, f := range sc.files {
-			if f.Records() != wantRecords[f.Path] {
+			if f.Stats().Records != wantRecords[f.Path] {
 				return false
 			}
 		}
@@ -216,8 +217,11 @@ func filterExposition(t *testing.T, r io.Reader) string {
 // collector/fixtures/e2e-output.txt. The alert and dashboard tests check every
 // metric name they use against that file, so it is the contract of the exporter.
 func TestEndToEndScrape(t *testing.T) {
-	// A second refresh a second later sees orders/0 stalled.
-	sc, s := startFixtureSidecar(t, fakeCluster(t), "--kafka.refresh-interval=1s", "--stall.threshold=1ms")
+	// A second refresh a second later sees orders/0 stalled. The position
+	// file adds its own families.
+	sc, s := startFixtureSidecar(t, fakeCluster(t), "--kafka.refresh-interval=1s", "--stall.threshold=1ms",
+		"--log.position-file="+filepath.Join(t.TempDir(), "positions.json"))
+	t.Cleanup(sc.close)
 	waitFor(t, "a stalled high watermark", 20*time.Second, func() bool {
 		for _, tp := range sc.admin.Snapshot().Topics {
 			for _, p := range tp.Partitions {

@@ -11,12 +11,15 @@ import (
 
 // scanStats counts what the offline commands read.
 type scanStats struct {
-	Lines      int64 // physical lines
-	Records    int64 // records (a header plus its continuation lines)
-	Parsed     int64 // records that were a replication event
-	Malformed  int64 // lines dropped as junk (orphans, binary, cut parts)
-	CutLines   int64 // lines over maxLineBytes
-	EventCount [256]int64
+	Lines     int64 // physical lines
+	Records   int64 // records (a header plus its continuation lines)
+	Parsed    int64 // records that were a replication event
+	Malformed int64 // lines dropped as junk (orphans, binary, cut parts)
+	CutLines  int64 // lines over maxLineBytes
+	// FutureTimestamps counts events stamped far in the future, ordered
+	// as their file's previous event (logparse.FileClock).
+	FutureTimestamps int64
+	EventCount       [256]int64
 }
 
 // scanFunc receives every record of every file, parsed or not. ev is nil when
@@ -32,6 +35,9 @@ type scanFunc func(file string, rec *logparse.Record, ev *logparse.Event)
 // need no ordering and are passed on as they are read.
 func scanFiles(paths []string, loc *time.Location, stdin io.Reader, fn scanFunc) (st *scanStats, err error) {
 	st = &scanStats{}
+	if err := checkInputs(paths); err != nil {
+		return st, err
+	}
 	var streams []*stream
 	var reading *stream // the stream being advanced, for the fault message
 	// Files are memory-mapped: one truncated while it is read faults on
@@ -109,9 +115,10 @@ type stream struct {
 	sp   *logparse.Splitter
 	eof  bool // current file fully read and flushed
 
-	rec  *logparse.Record // the pending event's record (the Splitter's)
-	ev   logparse.Event   // the pending event
-	done bool
+	rec   *logparse.Record // the pending event's record (the Splitter's)
+	ev    logparse.Event   // the pending event
+	clock logparse.FileClock
+	done  bool
 }
 
 // advance reads until the next event (left in s.rec/s.ev) or the end of the last file.
@@ -144,6 +151,9 @@ func (s *stream) advance() error {
 			continue
 		}
 		s.ev.File = s.name
+		if s.clock.Order(&s.ev, time.Now()) {
+			s.st.FutureTimestamps++
+		}
 		s.st.Parsed++
 		s.st.EventCount[s.ev.Type]++
 		return nil

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,8 +36,10 @@ import (
 // KMinion 8080, Burrow and Kafka Lag Exporter 8000.
 const defaultListenAddress = ":9742"
 
-// positionSaveInterval bounds how much is re-read (never lost) after a crash.
-const positionSaveInterval = 5 * time.Second
+// positionSaveInterval bounds how much is applied twice after a SIGKILL: the
+// positions saved are those of the events applied, so a stop that saves them
+// (SIGTERM, SIGINT, SIGHUP) repeats nothing.
+const positionSaveInterval = time.Second
 
 // HTTP server timeouts. A client that sends a request and then stops reading
 // holds a --web.max-requests slot until its write times out, and an idle
@@ -87,7 +90,7 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 
 	s.logFiles = cmd.Flag("log.file", "Broker log file to follow (repeatable): server.log, state-change.log, controller.log, a Kubernetes CRI log file, or - for stdin. None: admin-only mode.").Strings()
 	s.fromBeginning = cmd.Flag("log.from-beginning", "Read the log files from the beginning instead of the end (when there is no saved position).").Bool()
-	s.positionFile = cmd.Flag("log.position-file", "File in which to keep the read position of every log file, so a restart neither loses nor double-counts events (including files rotated while the exporter was down).").String()
+	s.positionFile = cmd.Flag("log.position-file", "File in which to keep the read position of every log file (including files rotated while the exporter was down): the position of the last event applied, saved every second and at a clean stop, so a restart neither loses nor double-counts events; after a SIGKILL, at most the events of the last second are counted again.").String()
 	s.pollInterval = cmd.Flag("log.poll-interval", "How often the log files are checked for new lines, rotation and truncation.").Default("250ms").Duration()
 	s.maxPartitions = cmd.Flag("log.max-partitions", "Most partitions to keep log-derived state for; events of further partitions are counted in kafka_replication_log_partitions_refused_total.").Default(strconv.Itoa(logstate.DefaultMaxPartitions)).Int()
 
@@ -139,6 +142,9 @@ func (s *serveCommand) validate() (func(string) bool, error) {
 	}
 	if stdin > 1 {
 		return nil, errors.New("--log.file - (stdin) can be given only once")
+	}
+	if err := distinctFiles(*s.logFiles); err != nil {
+		return nil, err
 	}
 	if *s.writeTimeout < 0 {
 		return nil, errors.New("--web.write-timeout must not be negative")
@@ -197,6 +203,7 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 		fmt.Fprintf(stderr, "%s: error: %v\n", programName, err)
 		return exitUsage
 	}
+	defer sidecar.close()
 	var wg sync.WaitGroup
 	sidecar.start(ctx, &wg)
 
@@ -216,7 +223,10 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 	defer cancel()
 	srv.Shutdown(shutdownCtx)
 	wg.Wait()
-	sidecar.savePositions()
+	if err := sidecar.savePositions(); err != nil {
+		logger.Error("Saving log positions at shutdown failed: a restart resumes from the last positions saved", "err", err)
+		return exitViolation
+	}
 	return exitOK
 }
 
@@ -225,8 +235,10 @@ type sidecar struct {
 	logger    *slog.Logger
 	store     *logstate.Store
 	files     []*logstate.LogFile
+	stream    *logstate.Stream
 	admin     *admin.Poller
 	positions *tail.PositionStore
+	saved     []tail.Position // the last positions written
 	// registry holds the standard collectors (build info, Go, process);
 	// direct is the state the metrics handler writes itself (every
 	// kafka_replication_* family).
@@ -239,11 +251,19 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 	sc.store.SetMaxPartitions(*s.maxPartitions)
 	var saved map[string]tail.Position
 	if *s.positionFile != "" {
-		sc.positions = tail.NewPositionStore(*s.positionFile)
-		var err error
-		if saved, err = sc.positions.Load(); err != nil {
+		// Locked for the process's lifetime: a second exporter on the same
+		// file would overwrite this one's positions. Load's problems (an
+		// empty or torn file, a damaged entry) are logged and counted.
+		sc.positions = tail.NewPositionStore(*s.positionFile).WithLogger(logger)
+		if err := sc.positions.Lock(); err != nil {
 			return nil, fmt.Errorf("--log.position-file: %v", err)
 		}
+		var err error
+		if saved, _, err = sc.positions.Load(); err != nil {
+			sc.positions.Close()
+			return nil, fmt.Errorf("--log.position-file: %v", err)
+		}
+		sc.direct = append(sc.direct, collector.PositionTables(sc.positions))
 	}
 	for _, path := range *s.logFiles {
 		opts := logstate.LogFileOptions{
@@ -255,10 +275,11 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 		if p, ok := saved[path]; ok {
 			opts.Start = &p
 		}
-		sc.files = append(sc.files, logstate.NewLogFile(path, sc.store, opts))
+		sc.files = append(sc.files, logstate.NewLogFile(path, opts))
 	}
+	sc.stream = logstate.NewStream(sc.store, sc.files, *s.pollInterval)
 	adminMode := len(s.admin.Servers) > 0
-	logm := collector.NewLogMetrics(sc.store, sc.files, collector.LogMetricsOptions{PartitionLabels: *s.partitionLabels, LeaderGauges: !adminMode})
+	logm := collector.NewLogMetrics(sc.store, sc.stream, collector.LogMetricsOptions{PartitionLabels: *s.partitionLabels, LeaderGauges: !adminMode})
 	sc.registry.MustRegister(versioncollector.NewCollector(programName))
 	sc.direct = append(sc.direct, collector.TableSource(logm.Tables))
 	if adminMode {
@@ -286,16 +307,13 @@ func (sc *sidecar) logStore() admin.LogStore {
 	return sc.store
 }
 
+// start runs the log stream, the admin poller and the position saver. The
+// backlog is caught up by the stream in the background: HTTP answers from the
+// start, and /-/ready tells when the files have been read to their end.
 func (sc *sidecar) start(ctx context.Context, wg *sync.WaitGroup) {
-	logstate.CatchUp(sc.files)
-	for _, f := range sc.files {
-		if f.Path == "-" {
-			// A read from stdin cannot be interrupted: shutdown does not wait for it.
-			go f.Run(ctx)
-			continue
-		}
+	if len(sc.files) > 0 {
 		wg.Add(1)
-		go func() { defer wg.Done(); f.Run(ctx) }()
+		go func() { defer wg.Done(); sc.stream.Run(ctx) }()
 	}
 	if sc.admin != nil {
 		wg.Add(1)
@@ -312,31 +330,50 @@ func (sc *sidecar) start(ctx context.Context, wg *sync.WaitGroup) {
 				case <-ctx.Done():
 					return
 				case <-t.C:
-					sc.savePositions()
+					sc.savePositions() // a failure is counted and logged by the store
 				}
 			}
 		}()
 	}
 }
 
-func (sc *sidecar) savePositions() {
+// savePositions saves every file's position. A failure is counted and
+// logged by the store (once per change of state); the error is for the
+// final save, whose failure is the exit status.
+func (sc *sidecar) savePositions() error {
 	if sc.positions == nil {
-		return
+		return nil
 	}
 	ps := make([]tail.Position, 0, len(sc.files))
 	for _, f := range sc.files {
-		if f.Path != "-" {
-			ps = append(ps, f.Position())
+		if p, ok := f.Position(); ok && f.Path != "-" {
+			ps = append(ps, p)
 		}
 	}
+	if slices.Equal(ps, sc.saved) {
+		return nil
+	}
 	if err := sc.positions.Save(ps); err != nil {
-		sc.logger.Error("Saving log positions failed", "err", err)
+		return err
+	}
+	sc.saved = ps
+	return nil
+}
+
+// close releases the position file's lock.
+func (sc *sidecar) close() {
+	if sc.positions != nil {
+		sc.positions.Close()
 	}
 }
 
-// ready means every log file is open and the admin half has tried once: before
-// that, the metrics would show a partial picture.
+// ready means every log file is open and has been read to its end once (the
+// backlog found at start is applied), and the admin half has tried once:
+// before that, the metrics would show a partial picture.
 func (sc *sidecar) ready() bool {
+	if len(sc.files) > 0 && !sc.stream.CaughtUp() {
+		return false
+	}
 	for _, f := range sc.files {
 		if !f.Ready() {
 			return false
@@ -355,7 +392,7 @@ func (sc *sidecar) handler(s *serveCommand) http.Handler {
 	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
 		if !sc.ready() {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, "Not ready: waiting for log files to appear or the first admin refresh\n")
+			io.WriteString(w, "Not ready: catching up the log files, waiting for them to appear, or for the first admin refresh\n")
 			return
 		}
 		w.WriteHeader(http.StatusOK)

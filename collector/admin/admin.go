@@ -61,6 +61,7 @@ func New(cfg *Config, opts Options) *Poller {
 		logger.Error("Kafka admin configuration is invalid; admin metrics disabled", "err", err)
 		return p
 	}
+	ec.Tokens.SetLogger(logger) // nil-safe; sarama's provider shares this source
 	p.pool = newBrokerPool(sc)
 	p.elr = newELRReader(ec, logger)
 	p.level = newLogLevelRaise(cfg.PartitionLogLevel, p.pool, cfg.RequestTimeout, logger)

@@ -1,8 +1,10 @@
 package logstate
 
 import (
-	"context"
+	"errors"
+	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -10,26 +12,59 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
-// LogFile follows one broker log file and feeds its records into the Store.
-// Each LogFile has its own goroutine, splitter and parser; the Store is shared
-// (server.log and state-change.log speak about the same partitions).
+// LogFile is one followed broker log file as a source of the Stream: it reads
+// a bounded slice of the file at a time and holds the events read but not
+// yet applied, in file order, each with the point in the file just after it.
+// Everything but Stats and Path belongs to the Stream's goroutine.
 type LogFile struct {
 	Path     string
 	follower *tail.Follower
 	splitter *logparse.Splitter
 	parser   *logparse.Parser
-	store    *Store
+	clock    logparse.FileClock
 	logger   *slog.Logger
-	poll     time.Duration
+	quiet    time.Duration // how long a file must be idle before its held record is flushed
+	start    *tail.Position
 
-	records   atomic.Uint64
-	malformed atomic.Uint64
-	// Counted per line without atomics, published once per poll.
-	nRecords uint64
-	batch    storeBatch
+	queue []pending // read, not applied yet; queue[head:] are live
+	head  int
 
-	queue *[]logparse.Event // set while catching up: events are queued, not applied
-	ev    logparse.Event    // reused for every record, so that a record allocates nothing
+	seq       uint64    // the read being delivered (see Stream)
+	now       time.Time // the wall clock at that read
+	lastLine  time.Time // wall time a line was last delivered
+	prevEnd   tail.Mark // end of the line before the one being pushed
+	linesRead int       // lines delivered by the current read
+	emitted   uint64    // records completed so far
+
+	// The watermark (see Stream.blocker): eofSeq is the last read that
+	// found nothing more to read now, more that the last read stopped at its
+	// budget, ended that a pipe ended; heldAfter is the eofSeq in force when
+	// the record the splitter holds began.
+	eofSeq, heldAfter uint64
+	more, ended       bool
+
+	applied    tail.Mark // end of the last record whose effects are applied
+	appliedSet bool
+	nRecords   uint64 // records applied (events and the records between them)
+
+	records, malformed, future atomic.Uint64
+	behind                     atomic.Int64 // bytes left to read at the last read
+	posMu                      sync.Mutex
+	pos                        tail.Position // published Position of applied, for the position file
+	hasPos                     bool
+}
+
+// pending is one event read but not applied, with the records after it that
+// are not events: applying it accounts for all of them.
+type pending struct {
+	ev      logparse.Event
+	seq     uint64    // the read it was emitted by
+	end     tail.Mark // end of the last record it accounts for
+	records uint64
+
+	// The memory of ev's lists, kept when the entry is reused.
+	isr, fromISR, toISR  []int32
+	oos, acked, awaiting []logparse.ReplicaOffset
 }
 
 // LogFileOptions configure how a file is followed.
@@ -42,8 +77,8 @@ type LogFileOptions struct {
 }
 
 // NewLogFile prepares a follower for path ("-" = stdin). Nothing is opened
-// before Run.
-func NewLogFile(path string, store *Store, opts LogFileOptions) *LogFile {
+// before the Stream's first read.
+func NewLogFile(path string, opts LogFileOptions) *LogFile {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 250 * time.Millisecond
 	}
@@ -53,7 +88,7 @@ func NewLogFile(path string, store *Store, opts LogFileOptions) *LogFile {
 	// The store counts ack lines by type only: their replica lists are not read.
 	parser := logparse.NewParser(opts.Location)
 	parser.ShallowAcks = true
-	return &LogFile{
+	f := &LogFile{
 		Path: path,
 		follower: tail.New(path, tail.Options{
 			FromBeginning: opts.FromBeginning,
@@ -62,140 +97,203 @@ func NewLogFile(path string, store *Store, opts LogFileOptions) *LogFile {
 		}),
 		splitter: logparse.NewSplitter(),
 		parser:   parser,
-		store:    store,
-		batch:    storeBatch{s: store},
 		logger:   opts.Logger,
-		poll:     opts.PollInterval,
+		quiet:    opts.PollInterval,
+		start:    opts.Start,
 	}
+	if opts.Start != nil {
+		f.pos, f.hasPos = *opts.Start, true
+	}
+	return f
 }
 
-// Run follows the file until ctx is done. A record is held by the splitter
-// until the next record starts (its continuation lines may follow); when the
-// file has been quiet for a whole poll interval the held record is flushed, so a
-// lone last line is seen within two intervals.
-func (f *LogFile) Run(ctx context.Context) {
-	ticker := time.NewTicker(f.poll)
-	defer ticker.Stop()
-	for {
-		before := f.follower.Stats().Lines
-		f.store.Tick(time.Now())
-		if err := f.follower.Poll(f.line); err != nil {
-			f.logger.Debug("follow", "file", f.Path, "err", err)
-		}
-		if f.follower.Stats().Lines == before {
-			f.flush()
-		}
-		f.publish()
-		select {
-		case <-ctx.Done():
-			f.follower.Poll(f.line)
-			f.flush()
-			f.publish()
-			return
-		case <-ticker.C:
-		}
+// readBudget bounds one read of a file: the events of at most this many bytes
+// wait in memory to be merged, whatever the backlog.
+const readBudget = 128 << 10
+
+// read reads the next slice of the file as read number seq and queues its
+// events. It reports whether any line was read or record completed.
+func (f *LogFile) read(seq uint64, now time.Time) bool {
+	if f.ended {
+		return false
 	}
+	f.seq, f.now, f.linesRead = seq, now, 0
+	records := f.emitted
+	more, err := f.follower.Read(f.line, readBudget)
+	f.more = more
+	if !more {
+		f.eofSeq = seq
+	}
+	if errors.Is(err, io.EOF) { // a pipe ended: nothing can complete a held record
+		f.ended = true
+		f.flush()
+	}
+	if f.linesRead > 0 {
+		f.lastLine = now
+	} else if !more && now.Sub(f.lastLine) >= f.quiet {
+		// Quiet for a poll interval: the held record's continuation lines
+		// are not coming.
+		f.flush()
+	}
+	f.behind.Store(0)
+	if more {
+		f.behind.Store(f.follower.Behind())
+	}
+	f.malformed.Store(uint64(f.splitter.Malformed() + f.parser.Malformed()))
+	return f.linesRead > 0 || f.emitted > records
 }
 
 func (f *LogFile) line(b []byte) {
-	if rec := f.splitter.Push(b); rec != nil {
-		f.record(rec)
+	f.linesRead++
+	wasHeld := f.splitter.Pending()
+	rec := f.splitter.Push(b)
+	if rec != nil {
+		f.record(rec, f.prevEnd)
 	}
+	if f.splitter.Pending() && (rec != nil || !wasHeld) {
+		// A new record begins: remember how much of the file had been read
+		// to its end before it (the watermark's held record rule).
+		f.heldAfter = f.eofSeq
+	}
+	f.prevEnd = f.follower.Mark()
 }
 
 func (f *LogFile) flush() {
 	for rec := f.splitter.Flush(); rec != nil; rec = f.splitter.Flush() {
-		f.record(rec)
+		f.record(rec, f.prevEnd)
 	}
 }
 
-// publish releases the store and makes this poll's counts visible to
-// scrapes: once per poll, not per line.
+// record queues rec's event, or accounts a record that is no event to the
+// last queued event (or as applied when none waits). end is where rec ends.
+func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
+	f.emitted++
+	// Parsed straight into the queue's next slot: most records of a busy log
+	// are events, and an event is a few hundred bytes to copy.
+	p := f.slot()
+	if !f.parser.ParseInto(rec, &p.ev) {
+		if f.head < len(f.queue) {
+			last := &f.queue[len(f.queue)-1]
+			last.records++
+			last.end = end
+			return
+		}
+		f.nRecords++
+		f.applied, f.appliedSet = end, true
+		return
+	}
+	f.queue = f.queue[:len(f.queue)+1]
+	p.own()
+	p.ev.File = f.Path
+	if f.clock.Order(&p.ev, f.now) {
+		f.future.Add(1)
+	}
+	p.seq, p.end, p.records = f.seq, end, 1
+}
+
+// slot returns the entry just past the queue, reusing the queue's memory.
+func (f *LogFile) slot() *pending {
+	if f.head == len(f.queue) {
+		f.queue, f.head = f.queue[:0], 0
+	}
+	if len(f.queue) == cap(f.queue) {
+		f.queue = append(f.queue, pending{})[:len(f.queue)]
+	}
+	return &f.queue[:len(f.queue)+1][len(f.queue)]
+}
+
+// next is the oldest event read and not applied, or nil.
+func (f *LogFile) next() *pending {
+	if f.head < len(f.queue) {
+		return &f.queue[f.head]
+	}
+	return nil
+}
+
+// pop marks next applied.
+func (f *LogFile) pop() {
+	p := &f.queue[f.head]
+	f.head++
+	f.nRecords += p.records
+	f.applied, f.appliedSet = p.end, true
+}
+
+// publish makes the counts and the applied position visible to scrapes and
+// to the position file.
 func (f *LogFile) publish() {
-	f.batch.release()
 	f.records.Store(f.nRecords)
-	f.malformed.Store(uint64(f.splitter.Malformed() + f.parser.Malformed()))
-}
-
-func (f *LogFile) record(rec *logparse.Record) {
-	f.nRecords++
-	f.batch.record()
-	ev := &f.ev
-	if !f.parser.ParseInto(rec, ev) {
+	if !f.appliedSet || f.Path == "-" {
 		return
 	}
-	ev.File = f.Path
-	if f.queue != nil && len(*f.queue) < catchUpQueueCap {
-		*f.queue = append(*f.queue, ev.Clone())
-		return
+	if p, ok := f.follower.PositionOf(f.applied); ok {
+		f.posMu.Lock()
+		f.pos, f.hasPos = p, true
+		f.posMu.Unlock()
 	}
-	f.batch.apply(ev)
 }
 
-// Position is where the follower stands, for the position file.
-func (f *LogFile) Position() tail.Position { return f.follower.Position() }
+// own copies the event's lists out of the parser's buffers (valid only until
+// its next parse) into the entry's own, reused from entry to entry. Nil stays
+// nil: the checker tells an ISR printed empty from none printed.
+func (p *pending) own() {
+	ev := &p.ev
+	ev.ISR, p.isr = ownInts(p.isr, ev.ISR)
+	ev.FromISR, p.fromISR = ownInts(p.fromISR, ev.FromISR)
+	ev.ToISR, p.toISR = ownInts(p.toISR, ev.ToISR)
+	ev.OutOfSync, p.oos = ownOffsets(p.oos, ev.OutOfSync)
+	ev.Acked, p.acked = ownOffsets(p.acked, ev.Acked)
+	ev.Awaiting, p.awaiting = ownOffsets(p.awaiting, ev.Awaiting)
+}
+
+func ownInts(buf, src []int32) (owned, kept []int32) {
+	if src == nil {
+		return nil, buf
+	}
+	buf = append(buf[:0], src...)
+	return buf, buf
+}
+
+func ownOffsets(buf, src []logparse.ReplicaOffset) (owned, kept []logparse.ReplicaOffset) {
+	if src == nil {
+		return nil, buf
+	}
+	buf = append(buf[:0], src...)
+	return buf, buf
+}
+
+// Position is where a restart resumes this file: just after the last record
+// whose effects were applied. false: nothing read yet and no saved position.
+func (f *LogFile) Position() (tail.Position, bool) {
+	f.posMu.Lock()
+	defer f.posMu.Unlock()
+	return f.pos, f.hasPos
+}
 
 // Ready reports whether the file (or pipe) is open.
 func (f *LogFile) Ready() bool { return f.follower.Stats().Ready }
 
-// Records returns how many records have been read.
-func (f *LogFile) Records() uint64 { return f.records.Load() }
-
 // FileStats is what a scrape shows of one followed file.
 type FileStats struct {
 	Path      string
-	Records   uint64 // records read (a header line plus its continuation lines)
+	Records   uint64 // records applied (a header line plus its continuation lines)
 	Malformed uint64 // dropped: junk lines, orphan continuations, over-long lines, replication lines naming an impossible topic
+	// FutureTimestamps counts events stamped far in the future, ordered as
+	// the file's previous event (logparse.FileClock).
+	FutureTimestamps uint64
+	// BehindBytes is what was left to read at the last read (0 once the
+	// end was reached).
+	BehindBytes int64
 	tail.Stats
 }
 
-// Stats returns the file's counters; safe while Run runs.
+// Stats returns the file's counters; safe while the Stream runs.
 func (f *LogFile) Stats() FileStats {
-	st := f.follower.Stats()
 	return FileStats{
-		Path:      f.Path,
-		Records:   f.records.Load(),
-		Malformed: f.malformed.Load(),
-		Stats:     st,
+		Path:             f.Path,
+		Records:          f.records.Load(),
+		Malformed:        f.malformed.Load(),
+		FutureTimestamps: f.future.Load(),
+		BehindBytes:      f.behind.Load(),
+		Stats:            f.follower.Stats(),
 	}
-}
-
-// catchUpQueueCap bounds the events held per file while catching up; past it,
-// events are applied as read (in file order, not merged by time).
-const catchUpQueueCap = 200_000
-
-// CatchUp reads what the files already hold (a restart with a saved position,
-// or --log.from-beginning) before they are followed live, and applies the
-// events of all files merged by log time. Followed in separate goroutines, a
-// leader change in state-change.log could otherwise be applied after the
-// server.log lines that came later, and ISR shrinks and expands would be
-// counted against the wrong ISR. Live, lines arrive within a poll interval of
-// each other and the Store keeps each gauge's newest line anyway. Pipes (stdin)
-// are not caught up: reading them blocks.
-func CatchUp(files []*LogFile) {
-	queues := make([][]logparse.Event, len(files))
-	for i, f := range files {
-		if f.Path == "-" {
-			continue
-		}
-		f.queue = &queues[i]
-		f.store.Tick(time.Now())
-		f.follower.Poll(f.line)
-		f.flush()
-		f.publish()
-		f.queue = nil
-	}
-	heads := make([]int, len(files))
-	logparse.MergeByTime(len(files),
-		func(i int) *logparse.Event {
-			if heads[i] < len(queues[i]) {
-				return &queues[i][heads[i]]
-			}
-			return nil
-		},
-		func(i int) error {
-			files[i].store.Apply(&queues[i][heads[i]])
-			heads[i]++
-			return nil
-		})
 }

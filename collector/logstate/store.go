@@ -1,7 +1,6 @@
 package logstate
 
 import (
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,18 +32,11 @@ const (
 // Counters are one partition's log-derived counters, indexed by Counter.
 type Counters [NumCounters]uint64
 
-// logPartition is what this broker's logs said about one partition. Log times
-// are int64 nanoseconds (logNanos) so that ordering two lines is one compare.
+// logPartition is what this broker's logs said about one partition. Events
+// arrive in log-time order (Stream), so each gauge takes the last line's value.
 type logPartition struct {
 	hw   int64 // last HW seen in the log; valid when hasHW
-	hwT  int64 // log time (logNanos) of the line hw came from
 	seen int64 // wall time (UnixNano) of the last event
-
-	// Log time (logNanos) of the last leadership / ISR line: the files are
-	// followed by separate goroutines (and read from the start after a
-	// restart), so a gauge only takes a value from a line at least as new as
-	// its current one.
-	roleT, isrT int64
 
 	hasHW  bool
 	leader bool // Leader-only view (ISR, leader epoch): this broker's log speaks for the partition only while it leads it.
@@ -79,20 +71,11 @@ type adminISR struct {
 }
 
 func newLogPartition() *logPartition {
-	return &logPartition{hwT: math.MinInt64, roleT: math.MinInt64, isrT: math.MinInt64, leaderEpoch: -1, admin: adminISR{size: -1}}
-}
-
-// logNanos orders log times as int64; a line without a timestamp (zero time)
-// sorts before every other, as time.Time's Before did.
-func logNanos(t time.Time) int64 {
-	if t.IsZero() {
-		return math.MinInt64
-	}
-	return t.UnixNano()
+	return &logPartition{leaderEpoch: -1, admin: adminISR{size: -1}}
 }
 
 // Store is the sidecar's partition state built from log events. It is safe for
-// concurrent use: one goroutine per followed file applies events, scrapes read.
+// concurrent use: the Stream applies events, scrapes and the admin half read.
 type Store struct {
 	mu      sync.Mutex
 	checker *logparse.Checker
@@ -300,12 +283,11 @@ func (s *Store) apply(ev *logparse.Event) {
 		c[UncleanElections]++
 	}
 	p.seen = wall.UnixNano()
-	t := logNanos(ev.Time)
 	switch ev.Type {
 	case logparse.HWUpdate:
 		c[HWUpdates]++
-		p.setHW(ev.To, t)
-		p.setRole(true, t)
+		p.setHW(ev.To)
+		p.leader = true
 	case logparse.HWBlockedUnderMinISR:
 		c[HWBlocked]++
 	case logparse.ProduceRejectedMinISR:
@@ -319,47 +301,32 @@ func (s *Store) apply(ev *logparse.Event) {
 	case logparse.AlterPartitionFailed:
 		c[AlterPartitionFailures]++
 	case logparse.LogLoaded:
-		p.setHW(ev.HW, t)
+		p.setHW(ev.HW)
 	case logparse.HWNonMonotonic:
-		p.setHW(ev.To, t) // a follower's HW lowered by truncation
+		p.setHW(ev.To) // a follower's HW lowered by truncation
 	case logparse.ISRShrink:
 		// Proposed, not committed: the controller may never answer. Only the
 		// leader logs it, which is all a sidecar started after the election
 		// may have read about the partition's role.
-		p.setRole(true, t)
-		if t >= p.isrT {
-			p.shrinkPending, p.shrinkTo = true, len(ev.ToISR)
-		}
+		p.leader = true
+		p.shrinkPending, p.shrinkTo = true, len(ev.ToISR)
 	case logparse.ISRUpdate:
-		p.setRole(true, t)
-		if t >= p.isrT {
-			p.isrT, p.isrSize, p.isrAt = t, len(ev.ISR), wall
-			p.shrinkPending = false
-		}
+		p.leader = true
+		p.isrSize, p.isrAt, p.shrinkPending = len(ev.ISR), wall, false
 	case logparse.ISRExpand:
 		// Logged by the leader; on KRaft often its only line for the new ISR.
-		p.setRole(true, t)
-		if t >= p.isrT {
-			p.isrT, p.isrSize, p.isrAt = t, len(ev.ToISR), wall
-			p.shrinkPending = false
-		}
+		p.leader = true
+		p.isrSize, p.isrAt, p.shrinkPending = len(ev.ToISR), wall, false
 	case logparse.LeaderStart:
 		c[LeaderTransitions]++
-		p.setHW(ev.HW, t)
-		if p.setRole(true, t) {
-			p.leaderEpoch, p.epochAt = ev.LeaderEpoch, wall
-		}
-		if t >= p.isrT {
-			p.isrT, p.isrSize, p.isrAt = t, len(ev.ISR), wall
-			p.shrinkPending = false
-		}
+		p.setHW(ev.HW)
+		p.leader, p.leaderEpoch, p.epochAt = true, ev.LeaderEpoch, wall
+		p.isrSize, p.isrAt, p.shrinkPending = len(ev.ISR), wall, false
 	case logparse.FollowerStart:
 		c[FollowerTransitions]++
-		p.setHW(ev.HW, t)
-		if p.setRole(false, t) {
-			p.leaderEpoch, p.epochAt = ev.LeaderEpoch, wall
-			p.shrinkPending = false
-		}
+		p.setHW(ev.HW)
+		p.leader, p.leaderEpoch, p.epochAt = false, ev.LeaderEpoch, wall
+		p.shrinkPending = false
 	}
 }
 
@@ -393,22 +360,7 @@ func (s *Store) newPartition(k logparse.PartitionKey) *logPartition {
 	return p
 }
 
-// setHW keeps the HW of the newest line (t: logNanos).
-func (p *logPartition) setHW(hw int64, t int64) {
-	if !p.hasHW || t >= p.hwT {
-		p.hw, p.hasHW, p.hwT = hw, true, t
-	}
-}
-
-// setRole records leadership from a line at least as new as the last role line;
-// it reports whether it did.
-func (p *logPartition) setRole(leader bool, t int64) bool {
-	if t < p.roleT {
-		return false
-	}
-	p.leader, p.roleT = leader, t
-	return true
-}
+func (p *logPartition) setHW(hw int64) { p.hw, p.hasHW = hw, true }
 
 // LogPartitionState implements admin.LogView: the ISR size and leader epoch this
 // broker's log last showed for a partition it leads.

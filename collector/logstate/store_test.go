@@ -152,9 +152,9 @@ func TestStoreCountsTraceOnlyTypesByType(t *testing.T) {
 	}
 }
 
-// CatchUp applies what several files hold merged by log time: the leader
+// The stream applies what several files hold merged by log time: the leader
 // line of state-change.log before the server.log ISR lines logged after it.
-func TestCatchUpMergesFilesByTime(t *testing.T) {
+func TestStreamMergesFilesByTime(t *testing.T) {
 	dir := t.TempDir()
 	server := filepath.Join(dir, "server.log")
 	stateChange := filepath.Join(dir, "state-change.log")
@@ -168,9 +168,9 @@ func TestCatchUpMergesFilesByTime(t *testing.T) {
 	s := NewStore(nil)
 	var files []*LogFile
 	for _, path := range []string{server, stateChange} {
-		files = append(files, NewLogFile(path, s, LogFileOptions{FromBeginning: true, Location: time.UTC}))
+		files = append(files, NewLogFile(path, LogFileOptions{FromBeginning: true, Location: time.UTC, PollInterval: time.Nanosecond}))
 	}
-	CatchUp(files)
+	drain(NewStream(s, files, time.Nanosecond))
 	p := partitions(s)[logparse.PartitionKey{Topic: "orders", Partition: 0}]
 	if p.Counters[LeaderTransitions] != 1 || p.Counters[ISRShrinks] != 1 || p.Counters[ISRExpands] != 1 {
 		t.Errorf("want the leader line first (ISR 3), then a shrink to 2 and an expand to 3, got %+v", p.Counters)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"sync"
 	"time"
@@ -63,15 +64,16 @@ type Follower struct {
 	curLive bool
 	backlog []queued
 
-	offset   int64  // bytes of cur consumed
-	head     []byte // cur's first bytes as read, up to headSize
-	lastByte byte   // the byte at offset-1 as read
+	offset   int64    // bytes of cur consumed
+	ref      *fileRef // cur's identity and first bytes as read
+	lastByte byte     // the byte at offset-1 as read
 	lines    lineSplitter
 	buf      []byte
 	scratch  []byte
 
 	started bool // the start position has been chosen
 	closed  bool
+	budget  int // bytes the current Read may still read
 
 	// hook, when set by tests, runs at points inside Poll where a real
 	// writer could act concurrently; it lets a test rotate "mid-poll".
@@ -130,7 +132,7 @@ func newFollower(path string, opts Options) *Follower {
 		lines:   lineSplitter{max: opts.MaxLineBytes},
 		buf:     make([]byte, readBufferSize),
 		scratch: make([]byte, headSize),
-		head:    make([]byte, 0, headSize),
+		ref:     &fileRef{},
 		pos:     Position{Path: path},
 	}
 }
@@ -173,18 +175,36 @@ func (f *Follower) Close() error {
 //
 // The line passed to deliver is only valid during the call.
 func (f *Follower) Poll(deliver func(line []byte)) error {
+	_, err := f.Read(deliver, 0)
+	return err
+}
+
+// Read is Poll that stops once it has read budget bytes (0: no bound), so
+// that a caller merging several files holds at most about a budget of each
+// in memory. more reports that it stopped at the budget: there is more to
+// read now, and the rotation and truncation checks wait for the next call.
+func (f *Follower) Read(deliver func(line []byte), budget int) (more bool, err error) {
 	if f.closed {
-		return ErrClosed
+		return false, ErrClosed
 	}
-	var err error
+	f.budget = budget
+	if budget <= 0 {
+		f.budget = math.MaxInt
+	}
 	if f.pipe != nil {
 		err = f.pollPipe(deliver)
 	} else {
 		err = f.pollFile(deliver)
 	}
+	if errors.Is(err, errBudget) {
+		return true, nil
+	}
 	f.stats.setReason(reasonFor(err), err, f.log)
-	return err
+	return false, err
 }
+
+// errBudget stops a Read at its budget; it never leaves the package.
+var errBudget = errors.New("tail: read budget spent")
 
 // pollFile is Poll for a file followed by name.
 func (f *Follower) pollFile(deliver func([]byte)) error {
@@ -204,6 +224,9 @@ func (f *Follower) pollFile(deliver func([]byte)) error {
 		}
 		if err := f.drain(deliver); err != nil {
 			return err
+		}
+		if f.budget <= 0 {
+			return errBudget
 		}
 		if !f.curLive {
 			// A rolled file is final: whatever is left is its last line.
@@ -236,16 +259,20 @@ func (f *Follower) pollFile(deliver func([]byte)) error {
 		if err := f.drain(deliver); err != nil {
 			return err
 		}
+		if f.budget <= 0 {
+			return errBudget
+		}
 		if err := f.rotate(deliver); err != nil {
 			return err
 		}
 	}
 }
 
-// drain reads cur to EOF, delivering complete lines.
+// drain reads cur to EOF, or until the Read's budget is spent, delivering
+// complete lines.
 func (f *Follower) drain(deliver func([]byte)) error {
-	for {
-		n, err := f.cur.Read(f.buf)
+	for f.budget > 0 {
+		n, err := f.cur.Read(f.buf[:min(len(f.buf), f.budget)])
 		if n > 0 {
 			chunk := f.buf[:n]
 			// Read first, then check the head is unchanged: if the file
@@ -257,7 +284,9 @@ func (f *Follower) drain(deliver func([]byte)) error {
 				f.truncated("head changed while reading")
 				continue
 			}
+			f.lines.base = f.offset
 			f.consumed(chunk)
+			f.budget -= n
 			f.delivered(f.lines.split(chunk, deliver))
 			f.commit()
 			if f.hook != nil {
@@ -271,6 +300,7 @@ func (f *Follower) drain(deliver func([]byte)) error {
 			return fmt.Errorf("read %s: %w", f.path, err)
 		}
 	}
+	return nil
 }
 
 // delivered updates the line counters once per chunk, not per line.
@@ -286,6 +316,7 @@ func (f *Follower) delivered(lines, cut uint64) {
 // flush delivers the held partial line of a file that will not grow any
 // more and publishes the position after it.
 func (f *Follower) flush(deliver func([]byte)) {
+	f.lines.base = f.offset - int64(f.lines.held())
 	if f.lines.flush(deliver) {
 		f.delivered(1, 0)
 	}
@@ -294,8 +325,8 @@ func (f *Follower) flush(deliver func([]byte)) {
 
 // consumed records that chunk was read at the current offset.
 func (f *Follower) consumed(chunk []byte) {
-	if len(f.head) < headSize && f.offset == int64(len(f.head)) {
-		f.head = append(f.head, chunk[:min(len(chunk), headSize-len(f.head))]...)
+	if r := f.ref; len(r.head) < headSize && f.offset == int64(len(r.head)) {
+		r.head = append(r.head, chunk[:min(len(chunk), headSize-len(r.head))]...)
 	}
 	f.offset += int64(len(chunk))
 	f.lastByte = chunk[len(chunk)-1]
@@ -305,16 +336,12 @@ func (f *Follower) consumed(chunk []byte) {
 // commit publishes the position of the end of the last delivered line.
 func (f *Follower) commit() {
 	off := f.offset - int64(f.lines.held())
-	var dev, ino uint64
-	if f.curInfo != nil {
-		dev, ino = fileID(f.curInfo)
-	}
+	p := f.ref.position(f.path, off)
 	f.posMu.Lock()
-	f.pos.HeadLen, f.pos.HeadHash = len(f.head), headHash(f.head)
-	f.pos.Dev, f.pos.Inode, f.pos.Offset = dev, ino, off
+	f.pos = p
 	f.posMu.Unlock()
 	f.stats.offset.Store(off)
-	f.stats.inode.Store(ino)
+	f.stats.inode.Store(p.Inode)
 }
 
 // rotate switches from the drained old file to the one now at path, first
@@ -372,19 +399,21 @@ func (f *Follower) advance() {
 
 func (f *Follower) setCur(fh *os.File, fi os.FileInfo, live bool, from int64) {
 	f.cur, f.curInfo, f.curLive = fh, fi, live
-	f.offset, f.head, f.lastByte = 0, f.head[:0], 0
+	f.offset, f.ref, f.lastByte = 0, newFileRef(fi), 0
 	if from > 0 {
 		if _, err := fh.Seek(from, io.SeekStart); err != nil {
 			f.log.Warn("cannot seek, reading from the beginning", "offset", from, "err", err)
 		} else {
 			f.offset = from
-			f.head = f.head[:f.readAt(f.head[:min(from, headSize)], 0)]
+			r := f.ref
+			r.head = r.head[:f.readAt(r.head[:min(from, headSize)], 0)]
 			var b [1]byte
 			if f.readAt(b[:], from-1) == 1 {
 				f.lastByte = b[0]
 			}
 		}
 	}
+	f.lines.end = f.offset
 	f.stats.ready.Store(true)
 	f.commit()
 }

@@ -277,3 +277,36 @@ func TestNaturalOrder(t *testing.T) {
 	slicesSort(sorted)
 	equal(t, "order", sorted, []string{"server.log.1", "server.log.9", "server.log.10", "server.log.2025-10-16-09", "server.log.2025-10-16-10"})
 }
+
+// A live file cut shorter, but not to nothing, keeps its beginning: reading
+// goes on at its new end, and nothing already delivered is delivered again.
+func TestPartialTruncationDoesNotReadAgain(t *testing.T) {
+	for _, cut := range []int64{1, 3000} {
+		path := filepath.Join(t.TempDir(), "server.log")
+		var w strings.Builder
+		for i := range 100 {
+			w.WriteString(kafkaLine(i))
+		}
+		writeFile(t, path, w.String())
+		seq := &sequence{t: t, exact: true}
+		f := New(path, Options{FromBeginning: true})
+		mustPoll(t, f, seq.deliver)
+		if err := os.Truncate(path, int64(w.Len())-cut); err != nil {
+			t.Fatal(err)
+		}
+		mustPoll(t, f, seq.deliver)
+		// What is appended after the cut continues the stream; with a
+		// one-byte cut the newline of line 99 is gone, so line 100 needs one.
+		writeFile(t, path, "\n"+kafkaLine(100))
+		var got lines
+		mustPoll(t, f, got.deliver)
+		st := f.Stats()
+		if st.Truncations != 0 || st.PartialTruncations != 1 {
+			t.Errorf("cut %d: want one partial truncation and no restart, got %+v", cut, st)
+		}
+		if seq.next != 100 || len(got) == 0 || got[len(got)-1] != strings.TrimSuffix(kafkaLine(100), "\n") {
+			t.Errorf("cut %d: want lines 0-99 once, then line 100; got up to %d, then %q", cut, seq.next-1, got)
+		}
+		f.Close()
+	}
+}

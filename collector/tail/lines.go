@@ -11,12 +11,16 @@ type lineSplitter struct {
 	// skipping is set after a cut: the rest of the over-long line, up to
 	// and including its '\n', is discarded.
 	skipping bool
+	// base is the file offset of the chunk being split; end, set before
+	// each deliver, the file offset just after the line delivered.
+	base, end int64
 }
 
 // split delivers every complete line of chunk, without the '\n' and without
 // a trailing '\r'. It returns the number of lines delivered and how many of
 // them were cut at max bytes.
 func (s *lineSplitter) split(chunk []byte, deliver func([]byte)) (lines, cut uint64) {
+	whole := len(chunk)
 	for len(chunk) > 0 {
 		i := bytes.IndexByte(chunk, '\n')
 		if s.skipping {
@@ -36,6 +40,7 @@ func (s *lineSplitter) split(chunk []byte, deliver func([]byte)) (lines, cut uin
 			// The line is already longer than max and still has no end:
 			// deliver the first max bytes now rather than buffer it all.
 			s.pending = append(s.pending, chunk[:room]...)
+			s.end = s.base + int64(whole-len(chunk)+room)
 			deliver(s.pending)
 			s.pending = s.pending[:0]
 			s.skipping = true
@@ -44,6 +49,7 @@ func (s *lineSplitter) split(chunk []byte, deliver func([]byte)) (lines, cut uin
 		line := chunk[:i]
 		chunk = chunk[i+1:]
 		lines++
+		s.end = s.base + int64(whole-len(chunk))
 		if len(s.pending) > 0 {
 			room := s.max - len(s.pending)
 			if len(line) > room {
@@ -73,6 +79,7 @@ func (s *lineSplitter) flush(deliver func([]byte)) bool {
 	if len(s.pending) == 0 {
 		return false
 	}
+	s.end = s.base + int64(len(s.pending))
 	deliver(trimCR(s.pending))
 	s.pending = s.pending[:0]
 	return true

@@ -58,12 +58,18 @@ func (p *pipeReader) fill(r io.Reader) {
 	}
 }
 
-// take returns what has arrived and gives spare to receive what comes next.
-// The error that ended the input is returned once everything before it has
-// been taken.
-func (p *pipeReader) take(spare []byte) ([]byte, error) {
+// take returns what has arrived, at most max bytes, and gives spare to
+// receive what comes next. The error that ended the input is returned once
+// everything before it has been taken.
+func (p *pipeReader) take(spare []byte, max int) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if len(p.data) > max {
+		data := append(spare[:0], p.data[:max]...)
+		p.data = p.data[:copy(p.data, p.data[max:])]
+		p.taken.Signal()
+		return data, nil
+	}
 	data := p.data
 	p.data = spare[:0]
 	p.taken.Signal()
@@ -87,8 +93,10 @@ func (f *Follower) pollPipe(deliver func([]byte)) error {
 	if f.pipeIn == nil {
 		f.pipeIn = startPipeReader(f.pipe)
 	}
-	data, err := f.pipeIn.take(f.pipeSpare)
+	data, err := f.pipeIn.take(f.pipeSpare, f.budget)
 	if n := len(data); n > 0 {
+		f.lines.base = f.offset
+		f.budget -= n
 		f.offset += int64(n)
 		f.stats.bytes.Add(uint64(n))
 		f.delivered(f.lines.split(data, deliver))
@@ -101,6 +109,9 @@ func (f *Follower) pollPipe(deliver func([]byte)) error {
 	if err == io.EOF {
 		f.flush(deliver)
 		return io.EOF
+	}
+	if err == nil && f.budget <= 0 {
+		return errBudget
 	}
 	return err
 }

@@ -41,17 +41,20 @@ func reasonFor(err error) string {
 // Stats is a snapshot of a Follower's counters, safe to take from another
 // goroutine (the /metrics handler) while the follower runs.
 type Stats struct {
-	Lines           uint64    // lines delivered, cut ones included
-	Bytes           uint64    // bytes read from files or the pipe
-	Rotations       uint64    // rename+create (or delete+create) rotations followed
-	Truncations     uint64    // copytruncate (or truncation while down) detected
-	CutLines        uint64    // lines longer than MaxLineBytes, delivered cut
-	DroppedPartials uint64    // partial lines lost because the file was truncated under them
-	ResumeMisses    uint64    // a saved Position matched no file: started at the beginning of the live file
-	Offset          int64     // read offset of the last delivered line's end in the current file
-	Inode           uint64    // inode of the current file (0 when none is open)
-	LastRead        time.Time // wall time the last line was delivered (zero before the first)
-	Ready           bool      // a file (or the pipe) is open and Reason is ""
+	Lines       uint64 // lines delivered, cut ones included
+	Bytes       uint64 // bytes read from files or the pipe
+	Rotations   uint64 // rename+create (or delete+create) rotations followed
+	Truncations uint64 // copytruncate (or truncation while down) detected: read again from the start
+	// PartialTruncations counts a live file cut shorter but keeping its
+	// beginning: reading went on at its new end, nothing read twice.
+	PartialTruncations uint64
+	CutLines           uint64    // lines longer than MaxLineBytes, delivered cut
+	DroppedPartials    uint64    // partial lines lost because the file was truncated under them
+	ResumeMisses       uint64    // a saved Position matched no file: started at the beginning of the live file
+	Offset             int64     // read offset of the last delivered line's end in the current file
+	Inode              uint64    // inode of the current file (0 when none is open)
+	LastRead           time.Time // wall time the last line was delivered (zero before the first)
+	Ready              bool      // a file (or the pipe) is open and Reason is ""
 	// Reason is why the file cannot be read now, one of Reasons, or ""
 	// while it can.
 	Reason string
@@ -63,6 +66,7 @@ type Stats struct {
 // counters is the live form of Stats.
 type counters struct {
 	lines, bytes, rotations, truncations, cut, dropped, resumeMisses atomic.Uint64
+	partialTruncations                                               atomic.Uint64
 	offset                                                           atomic.Int64
 	inode                                                            atomic.Uint64
 	lastRead                                                         atomic.Int64 // unix nanoseconds
@@ -92,16 +96,17 @@ func (c *counters) setReason(reason string, err error, log *slog.Logger) {
 
 func (c *counters) snapshot() Stats {
 	s := Stats{
-		Lines:           c.lines.Load(),
-		Bytes:           c.bytes.Load(),
-		Rotations:       c.rotations.Load(),
-		Truncations:     c.truncations.Load(),
-		CutLines:        c.cut.Load(),
-		DroppedPartials: c.dropped.Load(),
-		ResumeMisses:    c.resumeMisses.Load(),
-		Offset:          c.offset.Load(),
-		Inode:           c.inode.Load(),
-		Errors:          make(map[string]uint64, len(Reasons)),
+		Lines:              c.lines.Load(),
+		Bytes:              c.bytes.Load(),
+		Rotations:          c.rotations.Load(),
+		Truncations:        c.truncations.Load(),
+		PartialTruncations: c.partialTruncations.Load(),
+		CutLines:           c.cut.Load(),
+		DroppedPartials:    c.dropped.Load(),
+		ResumeMisses:       c.resumeMisses.Load(),
+		Offset:             c.offset.Load(),
+		Inode:              c.inode.Load(),
+		Errors:             make(map[string]uint64, len(Reasons)),
 	}
 	if p := c.reason.Load(); p != nil {
 		s.Reason = *p

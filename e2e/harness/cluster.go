@@ -42,6 +42,9 @@ type Options struct {
 	// on a port of its own) after BrokerConfig.
 	NodeConfig   func(n *Node) map[string]string
 	StartTimeout time.Duration // per start/restart (default 2 minutes)
+	// JVMArgs are added to every node's java command line, e.g. a system
+	// property such as Kafka 4's org.apache.kafka.sasl.oauthbearer.allowed.urls.
+	JVMArgs []string
 }
 
 // Cluster is a running KRaft cluster laid out as in production: three
@@ -305,12 +308,13 @@ func (c *Cluster) jvmArgs(n *Node) []string {
 	if n.Role == RoleController {
 		heap = []string{"-Xmx256m", "-Xms64m"}
 	}
-	return append(heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	args := append(heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Djava.awt.headless=true",
 		"-Dkafka.logs.dir="+n.LogDir,
 		n.loggingArg,
-		"-cp", filepath.Join(c.libs, "*"),
 	)
+	args = append(args, c.opts.JVMArgs...)
+	return append(args, "-cp", filepath.Join(c.libs, "*"))
 }
 
 // format runs Kafka's StorageTool on a node, as `kafka-storage.sh format`.

@@ -21,18 +21,23 @@ func (a *Alertmanager) Close() { a.proc.stop() }
 // timers are seconds, not the minutes of deploy/alertmanager.yml, so a test
 // sees a notification, and the resolved one, right after Prometheus sends
 // the alert. Grouping is the shipped one (cluster, alertname, topic), so each
-// notification names one topic.
+// notification names one topic. It listens on a free loopback port.
 func StartAlertmanager(ctx context.Context, dir, webhookURL string) (*Alertmanager, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	return StartAlertmanagerOn(ctx, addr, dir, webhookURL)
+}
+
+// StartAlertmanagerOn is StartAlertmanager listening on addr (host:port).
+func StartAlertmanagerOn(ctx context.Context, addr, dir, webhookURL string) (*Alertmanager, error) {
 	bin, err := Tool("alertmanager")
 	if err != nil {
 		return nil, err
 	}
 	cfgPath := filepath.Join(dir, "alertmanager.yml")
 	if err := os.WriteFile(cfgPath, []byte(alertmanagerConfig(webhookURL)), 0o644); err != nil {
-		return nil, err
-	}
-	addr, err := freeAddr()
-	if err != nil {
 		return nil, err
 	}
 	proc, err := startProcess("alertmanager", filepath.Join(dir, "alertmanager.log"), bin,

@@ -106,11 +106,15 @@ func StartExporter(ctx context.Context, n *harness.Node, binPath string, extraAr
 	return e, nil
 }
 
-// launchExporter starts a node's sidecar without waiting for it.
+// launchExporter starts a node's sidecar without waiting for it, on a free
+// loopback port unless extraArgs sets --web.listen-address.
 func launchExporter(n *harness.Node, binPath string, extraArgs []string) (*Exporter, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
+	addr := listenAddress(extraArgs)
+	if addr == "" {
+		var err error
+		if addr, err = freeAddr(); err != nil {
+			return nil, err
+		}
 	}
 	args := []string{
 		"serve",
@@ -150,4 +154,15 @@ func withOverrides(args, extra []string) []string {
 		}
 	}
 	return append(out, extra...)
+}
+
+// listenAddress returns the last --web.listen-address=… of args, or "".
+func listenAddress(args []string) string {
+	addr := ""
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--web.listen-address="); ok {
+			addr = v
+		}
+	}
+	return addr
 }

@@ -32,8 +32,18 @@ func (p *Prometheus) Close() { p.proc.stop() }
 // data in dir/prometheus-data. Every target gets cluster="local" and its own
 // instance label; rules and scrapes run every scrapeInterval (1–2 s keeps an
 // end-to-end test short). alertmanagerURL may be empty (no alerting). It
-// waits until Prometheus is ready.
+// waits until Prometheus is ready. It listens on a free loopback port.
 func StartPrometheus(ctx context.Context, dir string, targets []Target, ruleFiles []string, alertmanagerURL string, scrapeInterval time.Duration) (*Prometheus, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	return StartPrometheusOn(ctx, addr, dir, targets, ruleFiles, alertmanagerURL, scrapeInterval)
+}
+
+// StartPrometheusOn is StartPrometheus listening on addr (host:port), for a
+// program whose URLs should stay the same from run to run (make run).
+func StartPrometheusOn(ctx context.Context, addr, dir string, targets []Target, ruleFiles []string, alertmanagerURL string, scrapeInterval time.Duration) (*Prometheus, error) {
 	bin, err := Tool("prometheus")
 	if err != nil {
 		return nil, err
@@ -41,10 +51,6 @@ func StartPrometheus(ctx context.Context, dir string, targets []Target, ruleFile
 	cfg := prometheusConfig(targets, ruleFiles, alertmanagerURL, scrapeInterval)
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		return nil, err
-	}
-	addr, err := freeAddr()
-	if err != nil {
 		return nil, err
 	}
 	proc, err := startProcess("prometheus", filepath.Join(dir, "prometheus.log"), bin,

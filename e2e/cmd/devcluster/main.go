@@ -10,8 +10,17 @@
 // are installed (or can be, by .ci/install-prometheus-tools.sh), Prometheus
 // with the shipped alert rules and an Alertmanager whose notifications are
 // printed here. The banner prints each node's PID and how to stop one.
-// Ctrl-C (or SIGTERM) stops everything and exits 0; a second Ctrl-C quits at
-// once.
+//
+// The URLs stay the same from run to run: the sidecars listen on 9742 (the
+// exporter's default) and up, Prometheus on 9090, Alertmanager on 9093; a port
+// that is taken is replaced by a free one, and the banner says so. The
+// controller moves leadership back to the preferred replicas a few seconds
+// after a frozen or stopped broker is back (auto leader rebalancing, checked
+// every 10 s), so the demo heals as a production cluster does, only sooner.
+//
+// Ctrl-C (or SIGTERM) stops everything and exits 0 (make run, which gets the
+// Ctrl-C too, then reports the interrupt: exit status 130); a second Ctrl-C
+// quits at once.
 package main
 
 import (
@@ -27,6 +36,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -40,6 +50,16 @@ const (
 	// acks1Topic lives on brokers 1, 2, 3 with broker 1 as leader, so the
 	// banner can name the two followers to stop.
 	acks1Topic = "demo-acks1"
+
+	// The ports a user can bookmark: the sidecar of broker N listens on
+	// exporterPort+N-1.
+	exporterPort     = 9742
+	prometheusPort   = 9090
+	alertmanagerPort = 9093
+
+	// rebalanceCheck is how often the controller looks for partitions led by
+	// a replica other than the preferred one (Kafka's default: 300 s).
+	rebalanceCheck = 10 * time.Second
 )
 
 func main() {
@@ -90,6 +110,14 @@ func run(ctx context.Context, version, dir string, keep bool, bin string) error 
 		// HW updates are DEBUG lines; without them the log-derived HW series
 		// stay empty. Set in the logging config, so it survives restarts.
 		LogLevels: map[string]string{"kafka.cluster.Partition": "DEBUG"},
+		// The harness turns leader rebalancing off so that the scenarios'
+		// leaders stay put; here it is on, so that after a frozen or stopped
+		// broker is back the leaders (and with them the leader-scope series)
+		// return to where they were. In KRaft the controller runs it.
+		ControllerConfig: map[string]string{
+			"auto.leader.rebalance.enable":            "true",
+			"leader.imbalance.check.interval.seconds": fmt.Sprint(int(rebalanceCheck.Seconds())),
+		},
 	})
 	if err != nil {
 		return err
@@ -110,26 +138,78 @@ func run(ctx context.Context, version, dir string, keep bool, bin string) error 
 	if bin, err = exporterBinary(ctx, root, bin, dir); err != nil {
 		return err
 	}
-	es, err := stack.StartExporters(ctx, c, bin)
+	var notes []string
+	es, err := startExporters(ctx, c, bin, &notes)
 	if err != nil {
 		return err
 	}
 	defer es.Close()
 
-	promURL, amURL, closeMonitoring := startMonitoring(ctx, root, dir, es)
+	promURL, amURL, closeMonitoring := startMonitoring(ctx, root, dir, es, &notes)
 	defer closeMonitoring()
 
 	go trickle(ctx, c, demoTopic, 3, sarama.WaitForAll)
 	go trickle(ctx, c, acks1Topic, 1, sarama.WaitForLocal)
 
-	printBanner(c, es, promURL, amURL)
+	printBanner(c, es, promURL, amURL, notes)
 	<-ctx.Done()
 	log.Print("stopping: exporters, Prometheus, Alertmanager, then Kafka")
 	return nil
 }
 
+// pickAddr returns 127.0.0.1:port if the port is free, else a free loopback
+// port and a note for the banner naming what moved.
+func pickAddr(port int, what string, notes *[]string) (string, error) {
+	want := fmt.Sprintf("127.0.0.1:%d", port)
+	l, err := net.Listen("tcp", want)
+	if err == nil {
+		l.Close()
+		return want, nil
+	}
+	if l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		return "", err
+	}
+	defer l.Close()
+	got := l.Addr().String()
+	*notes = append(*notes, fmt.Sprintf("port %d is taken: %s listens on %s instead", port, what, got))
+	return got, nil
+}
+
+// startExporters starts the sidecars of brokers 1, 2, 3 on exporterPort and
+// up, at once, and waits until all are ready.
+func startExporters(ctx context.Context, c *harness.Cluster, bin string, notes *[]string) (stack.Exporters, error) {
+	nodes := c.Nodes()
+	addrs := make([]string, len(nodes))
+	for i, n := range nodes {
+		var err error
+		if addrs[i], err = pickAddr(exporterPort+int(n.ID)-1, fmt.Sprintf("the sidecar of broker %d", n.ID), notes); err != nil {
+			return nil, err
+		}
+	}
+	es := make(stack.Exporters, len(nodes))
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			es[i], errs[i] = stack.StartExporter(ctx, n, bin, "--web.listen-address="+addrs[i])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, e := range es {
+			if e != nil {
+				e.Close()
+			}
+		}
+		return nil, err
+	}
+	return es, nil
+}
+
 // printBanner tells what runs where and, with the real PIDs, how to break it.
-func printBanner(c *harness.Cluster, es stack.Exporters, promURL, amURL string) {
+func printBanner(c *harness.Cluster, es stack.Exporters, promURL, amURL string, notes []string) {
 	fmt.Println()
 	fmt.Printf("Kafka %s, bootstrap %s\n", c.Version(), strings.Join(c.Bootstrap(), ","))
 	fmt.Printf("  %-5s %-10s %-8s %-16s %s\n", "node", "role", "pid", "listener", "exporter")
@@ -148,6 +228,9 @@ func printBanner(c *harness.Cluster, es stack.Exporters, promURL, amURL string) 
 		fmt.Printf("Prometheus:   %s/alerts  (rules: alerts/kafka-replication.rules.yml, unscaled)\n", promURL)
 		fmt.Printf("Alertmanager: %s  (notifications are printed here)\n", amURL)
 	}
+	for _, n := range notes {
+		fmt.Printf("Note: %s\n", n)
+	}
 	fmt.Println()
 	fmt.Printf("topic %-11s 3 partitions, RF 3, min ISR 2, acks=all, one message a second\n", demoTopic)
 	fmt.Printf("topic %-11s 1 partition on brokers 1,2,3 (leader 1), min ISR 2, acks=1, one message a second\n", acks1Topic)
@@ -162,15 +245,18 @@ func printBanner(c *harness.Cluster, es stack.Exporters, promURL, amURL string) 
 	fmt.Println("      kafka_replication_partition_high_watermark_stalled goes to 1 after --stall.threshold (20s here)")
 	fmt.Printf("      and acks=all sends to %s fail with NOT_ENOUGH_REPLICAS; kill -CONT %d %d ends it\n", demoTopic, b2, b3)
 	fmt.Println("  A stopped broker's own sidecar reports its admin API unreachable (kafka_replication_up 0).")
+	fmt.Printf("  After kill -CONT the broker rejoins the ISR within seconds and the controller hands its\n")
+	fmt.Printf("  partitions back to it within %s (leader rebalancing; Kafka's default interval is 5 minutes),\n", rebalanceCheck)
+	fmt.Println("  so every sidecar exports its partitions again.")
 	fmt.Printf("  Leave the controller (node %d) running: the demo has a one-node quorum.\n", c.Controllers()[0].ID)
-	fmt.Println("Ctrl-C stops everything.")
+	fmt.Println("Ctrl-C stops everything (make run then reports the interrupt: exit status 130).")
 	fmt.Println()
 }
 
 // startMonitoring starts Alertmanager and Prometheus with the shipped rules
 // if the pinned tools are (or can be) installed; without them the cluster
 // and exporters still run.
-func startMonitoring(ctx context.Context, root, dir string, es stack.Exporters) (promURL, amURL string, closeAll func()) {
+func startMonitoring(ctx context.Context, root, dir string, es stack.Exporters, notes *[]string) (promURL, amURL string, closeAll func()) {
 	closeAll = func() {}
 	if _, err := stack.Tool("prometheus"); err != nil {
 		log.Printf("Prometheus tools not installed; running .ci/install-prometheus-tools.sh (minutes on a cold cache)")
@@ -186,15 +272,22 @@ func startMonitoring(ctx context.Context, root, dir string, es stack.Exporters) 
 		log.Printf("webhook receiver: %v: continuing without Prometheus and Alertmanager", err)
 		return "", "", closeAll
 	}
-	am, err := stack.StartAlertmanager(ctx, dir, receiver)
+	var am *stack.Alertmanager
+	amAddr, err := pickAddr(alertmanagerPort, "Alertmanager", notes)
+	if err == nil {
+		am, err = stack.StartAlertmanagerOn(ctx, amAddr, dir, receiver)
+	}
 	if err != nil {
 		log.Printf("Alertmanager: %v: continuing without it", err)
-	}
-	if am != nil {
+	} else {
 		amURL = am.URL
 	}
 	rules := filepath.Join(root, "alerts", "kafka-replication.rules.yml")
-	prom, err := stack.StartPrometheus(ctx, dir, es.Targets(), []string{rules}, amURL, 5*time.Second)
+	var prom *stack.Prometheus
+	promAddr, err := pickAddr(prometheusPort, "Prometheus", notes)
+	if err == nil {
+		prom, err = stack.StartPrometheusOn(ctx, promAddr, dir, es.Targets(), []string{rules}, amURL, 5*time.Second)
+	}
 	if err != nil {
 		log.Printf("Prometheus: %v: continuing without it", err)
 		if am != nil {

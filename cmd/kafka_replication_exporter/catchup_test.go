@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/genlog"
+)
+
+// writeBroker writes a genlog.Broker timeline of n records into dir's
+// server.log and state-change.log and returns their paths.
+func writeBroker(t testing.TB, dir string, n int) []string {
+	t.Helper()
+	paths := []string{filepath.Join(dir, "server.log"), filepath.Join(dir, "state-change.log")}
+	var ws []*bufio.Writer
+	for _, p := range paths {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		ws = append(ws, bufio.NewWriterSize(f, 1<<20))
+	}
+	for _, l := range genlog.Broker(genlog.BrokerOptions{Records: n, Seed: 42}) {
+		ws[l.File].WriteString(l.Text)
+	}
+	for _, w := range ws {
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return paths
+}
+
+// A backlog larger than anything that was ever queued (the old catch-up
+// applied events past 200,000 before the earlier ones) is applied in time
+// order: no HW violation, epoch regression or truncation below the HW that
+// verify does not find, and the same state as verify's.
+func TestCatchUpOfALargeBacklogAgreesWithVerify(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 300k-record backlog")
+	}
+	paths := writeBroker(t, t.TempDir(), 300_000)
+	store := logstate.NewStore(nil)
+	var files []*logstate.LogFile
+	for _, p := range paths {
+		files = append(files, logstate.NewLogFile(p, logstate.LogFileOptions{FromBeginning: true, Location: time.UTC, PollInterval: time.Nanosecond}))
+	}
+	stream := logstate.NewStream(store, files, time.Nanosecond)
+	for stream.Step() {
+	}
+	want := verifyState(t, paths)
+	compareStates(t, store, want)
+	parts, _ := snapshot(store)
+	for k, p := range parts {
+		if c := p.Counters; c[logstate.HWViolations]+c[logstate.EpochRegressions]+c[logstate.TruncationsBelowHW] != 0 {
+			t.Errorf("%v: want no violation in a healthy broker's log, got %+v", k, c)
+		}
+	}
+}
+
+func TestDuplicateLogFileIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	server := filepath.Join(dir, "server.log")
+	os.WriteFile(server, nil, 0o644)
+	alias := filepath.Join(dir, "alias.log")
+	if err := os.Symlink(server, alias); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"serve", "--log.file=" + server, "--log.file=" + server},
+		{"serve", "--log.file=" + server, "--log.file=" + dir + "/./server.log"},
+		{"serve", "--log.file=" + server, "--log.file=" + alias},
+		{"serve", "--log.file=" + dir + "/missing.log", "--log.file=" + dir + "/missing.log"},
+	} {
+		code, _, errOut := runCLI(t, "", args...)
+		if code != exitUsage || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, "--log.file") {
+			t.Errorf("%v: want exit 2 and one line naming --log.file, got %d %q", args, code, errOut)
+		}
+	}
+}
+
+// The sidecar restarted over a large backlog: HTTP answers at once
+// (/-/healthy 200, /-/ready 503 until caught up), the progress shows, the
+// positions are saved while it catches up, SIGTERM is honoured within 2s
+// mid-way, and the next start resumes where the last one got to, with
+// memory that does not depend on the backlog.
+func TestCatchUpKeepsServingAndResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and writes a large backlog")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, programName)
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building the exporter: %v\n%s", err, out)
+	}
+	paths := writeBroker(t, dir, 20_000)
+	appendBacklog(t, paths[0], 1<<30) // a TRACE backlog of 1 GiB: seconds to catch up
+	positions := filepath.Join(dir, "positions.json")
+	start := func() (*exec.Cmd, string, chan error, *strings.Builder) {
+		addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+		cmd := exec.Command(bin, "serve", "--log.file="+paths[0], "--log.file="+paths[1], "--log.from-beginning",
+			"--log.position-file="+positions, "--web.listen-address="+addr, "--web.disable-exporter-metrics")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			<-exited
+		})
+		return cmd, addr, exited, &stderr
+	}
+	get := func(addr, path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, ""
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	savedOffset := func() int64 {
+		data, err := os.ReadFile(positions)
+		if err != nil {
+			return 0
+		}
+		var saved struct {
+			Positions []struct {
+				Offset int64 `json:"offset"`
+			} `json:"positions"`
+		}
+		json.Unmarshal(data, &saved)
+		var n int64
+		for _, p := range saved.Positions {
+			n += p.Offset
+		}
+		return n
+	}
+
+	cmd, addr, exited, stderr := start()
+	waitFor(t, "/-/healthy", 10*time.Second, func() bool { code, _ := get(addr, "/-/healthy"); return code == 200 })
+	if code, _ := get(addr, "/-/ready"); code != http.StatusServiceUnavailable {
+		t.Errorf("want /-/ready 503 while catching up, got %d", code)
+	}
+	waitFor(t, "positions saved during catch-up", 20*time.Second, func() bool { return savedOffset() > 0 })
+	_, body := get(addr, "/metrics")
+	if !strings.Contains(body, "kafka_replication_log_caught_up 0\n") || !strings.Contains(body, "kafka_replication_log_file_behind_bytes") {
+		t.Errorf("want caught_up 0 and behind bytes while catching up, got\n%s", grepLines(body, "caught_up|behind"))
+	}
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		exited <- err
+		if err != nil {
+			t.Fatalf("want exit 0 after SIGTERM, got %v\n%s", err, stderr)
+		}
+		if d := time.Since(sent); d > 2*time.Second {
+			t.Errorf("SIGTERM during catch-up took %v, want under 2s", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no exit within 10s of SIGTERM\n%s", stderr)
+	}
+	first := savedOffset()
+	var size int64
+	for _, p := range paths {
+		size += fileSize(t, p)
+	}
+	if first <= 0 || first >= size {
+		t.Fatalf("want a saved position inside the backlog, got %d of %d", first, size)
+	}
+
+	cmd, addr, exited, stderr = start()
+	waitFor(t, "caught up after the restart", 120*time.Second, func() bool { code, _ := get(addr, "/-/ready"); return code == 200 })
+	_, body = get(addr, "/metrics")
+	if !strings.Contains(body, "kafka_replication_log_caught_up 1\n") {
+		t.Errorf("want caught_up 1, got\n%s", grepLines(body, "caught_up"))
+	}
+	if rss := peakRSS(t, cmd.Process.Pid); rss > 96<<20 {
+		t.Errorf("peak RSS %d MB catching up %d MB, want at most 96 MB", rss>>20, size>>20)
+	}
+	// The last record is applied once the files were quiet for a poll
+	// interval, and saved within a second.
+	waitFor(t, "the positions at the end of the files", 10*time.Second, func() bool { return savedOffset() == size })
+	cmd.Process.Signal(syscall.SIGTERM)
+	<-exited
+	exited <- nil
+	if got := savedOffset(); got != size {
+		t.Errorf("want the positions at the end of the files (%d) after SIGTERM, got %d", size, got)
+	}
+}
+
+// appendBacklog appends about size bytes of a busy broker's TRACE log to
+// path: one genlog block, written again and again.
+func appendBacklog(t *testing.T, path string, size int64) {
+	t.Helper()
+	var block bytes.Buffer
+	if _, err := genlog.Write(&block, genlog.Options{Lines: 40_000, Partitions: 500, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for n := int64(0); n < size; n += int64(block.Len()) {
+		if _, err := f.Write(block.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// peakRSS is the process's VmHWM in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func grepLines(text, words string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		for _, w := range strings.Split(words, "|") {
+			if strings.Contains(l, w) && !strings.HasPrefix(l, "#") {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
