@@ -66,6 +66,8 @@ var logCounterFamilies = [logstate.NumCounters]*Family{
 	logstate.LeaderTransitions:      newFamily("partition_leader_transitions_total", "Times this broker became the partition's leader.", Counter, partitionLabels...).withDoc("From state-change.log `Leader … starts at leader epoch` (INFO)."),
 	logstate.FollowerTransitions:    newFamily("partition_follower_transitions_total", "Times this broker became a follower of the partition.", Counter, partitionLabels...).withDoc("From state-change.log `Follower … starts at leader epoch` (INFO)."),
 	logstate.AlterPartitionFailures: newFamily("partition_alter_partition_failures_total", "ISR changes this broker failed to make.", Counter, partitionLabels...).withDoc("From `Failed to alter partition` / `Failed to update ISR` (kafka.cluster.Partition)."),
+	logstate.HWLowered:              newFamily("partition_high_watermark_lowered_total", "Times this replica's high watermark was lowered, as Kafka's own WARN says: committed records it gave up, typically as the old leader rejoining after an unclean election.", Counter, partitionLabels...).withDoc("From UnifiedLog `Non-monotonic update of high watermark from X to Y` (WARN)."),
+	logstate.HWLoweredOffsets:       newFamily("partition_high_watermark_lowered_offsets_total", "Offsets by which this replica's high watermark was lowered, summed over those WARNs (X − Y each).", Counter, partitionLabels...).withDoc("A lower bound of what the partition lost: X is this replica's own HW, which may lag the leader's."),
 }
 
 // The log-derived per-partition gauges. The leader-only two are exported in
