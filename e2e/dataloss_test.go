@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -54,6 +56,7 @@ func testDataLoss(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	// cannot take the ISR shrink that lets the leader alone commit: it leads
 	// nothing here and is not frozen (RF 2 on the other two brokers).
 	leader, followers := int32(1), []int32{2, 3}
+	var err error
 	if c.ZooKeeper() {
 		ctrl, err := c.ControllerID()
 		must(t, err)
@@ -64,15 +67,32 @@ func testDataLoss(ctx context.Context, t *testing.T, c *harness.Cluster) {
 			}
 		}
 		leader, followers = others[0], others[1:]
+		// A partition that fails over cleanly to the controller in the same
+		// moment: the controller logs the same OfflinePartition →
+		// OnlinePartition change, which must not count as unclean.
+		must(t, c.CreateTopic(ctx, harness.Topic{Name: "clean", Assignment: [][]int32{{leader, ctrl, followers[0]}},
+			Configs: map[string]string{"min.insync.replicas": "1"}}))
+		_, err = c.WaitISR(ctx, "clean", 0, 3)
+		must(t, err)
 	}
 	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{append([]int32{leader}, followers...)},
 		Configs: map[string]string{"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}}))
-	produceOK(ctx, t, c, topic, 100, sarama.WaitForAll)
+	// A ZooKeeper-mode leader may answer UNKNOWN_TOPIC_OR_PARTITION for a
+	// moment after the topic shows in Metadata: the first record is retried.
+	must(t, waitFor(ctx, 30*time.Second, func() bool {
+		res, err := c.Produce(ctx, topic, 0, 1, sarama.WaitForAll)
+		return err == nil && len(res.Errors) == 0
+	}))
+	produceOK(ctx, t, c, topic, 99, sarama.WaitForAll)
+	var loop *lossAlertLoop
+	if !c.ZooKeeper() {
+		loop = startLossAlertLoop(ctx, t, c)
+	}
 
 	for _, f := range followers {
 		must(t, c.PauseNode(f))
 	}
-	_, err := c.WaitISR(ctx, topic, 0, 1)
+	_, err = c.WaitISR(ctx, topic, 0, 1)
 	must(t, err)
 	produceOK(ctx, t, c, topic, 300, sarama.WaitForLocal) // committed by the leader alone (ISR [leader], min ISR 1)
 	before, err := c.HighWatermark(topic, 0)
@@ -82,6 +102,10 @@ func testDataLoss(ctx context.Context, t *testing.T, c *harness.Cluster) {
 		t.Fatalf("HW %d before the leader's death, want 400: the leader alone did not commit", before)
 	}
 
+	// The old leader lowers its HW on its return from the one it recovers
+	// from its checkpoint, written every replica.high.watermark.checkpoint.interval.ms
+	// (5 s): a leader killed sooner comes back below the loss and says nothing.
+	time.Sleep(6 * time.Second)
 	must(t, c.KillNode(ctx, leader))
 	for _, f := range followers {
 		must(t, c.ResumeNode(f))
@@ -113,6 +137,19 @@ func testDataLoss(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	})
 	must(t, err)
 
+	if loop != nil {
+		// The rule, from every sidecar's HW series, in a real Prometheus, to
+		// Alertmanager.
+		waitAlert(ctx, t, loop.hook, "firing", "KafkaPartitionCommittedOffsetsLost", topic, 90*time.Second)
+		got, err := loop.prom.Query(ctx, `max(max_over_time(kafka_replication:partition_high_watermark_lost:offsets{topic="lost"}[5m]))`)
+		must(t, err)
+		if len(got) != 1 || int64(got[0].Value) != before-after {
+			t.Errorf("kafka_replication:partition_high_watermark_lost:offsets for %s-0 = %v, want Kafka's HW drop %d", topic, got, before-after)
+		} else {
+			t.Logf("Prometheus: %s-0 lost %v offsets (Kafka's HW %d → %d)", topic, got[0].Value, before, after)
+		}
+	}
+
 	// Kafka's own account of the old leader's loss.
 	warns, err := c.GrepLog(leader, "server.log", nonMonotonicHW)
 	must(t, err)
@@ -132,15 +169,26 @@ func testDataLoss(ctx context.Context, t *testing.T, c *harness.Cluster) {
 		e, err := stack.StartExporter(ctx, n, bin, "--log.from-beginning")
 		must(t, err)
 		defer e.Close()
+		// caught_up reads 1 for a moment after the start, before the first
+		// read: wait for events, and for their count to hold still.
 		var m stack.Metrics
+		last := -1.0
 		err = waitFor(ctx, 20*time.Second, func() bool {
 			var err error
-			m, err = stack.Scrape(ctx, e.URL)
+			if m, err = stack.Scrape(ctx, e.URL); err != nil {
+				return false
+			}
 			v, _ := m.Value("kafka_replication_log_caught_up", nil)
-			return err == nil && v == 1
+			n := m.Sum("kafka_replication_log_events_total", nil)
+			stable := v == 1 && n > 0 && n == last
+			last = n
+			return stable
 		})
 		must(t, err)
 		return m
+	}
+	if len(warns) == 0 {
+		t.Errorf("old leader %d logged no Non-monotonic update of high watermark for %s-0", leader, topic)
 	}
 	lost := map[string]string{"topic": topic, "partition": "0"}
 	old := scrape(c.Node(leader))
@@ -176,6 +224,13 @@ func testDataLoss(ctx context.Context, t *testing.T, c *harness.Cluster) {
 		if v, _ := m.Value("kafka_replication_partition_unclean_leader_elections_total", lost); v != 1 {
 			t.Errorf("controller %d's sidecar counts %v unclean elections of %s-0, want 1", ctrlNode.ID, v, topic)
 		}
+		clean := map[string]string{"topic": "clean", "partition": "0"}
+		if st, err := c.Partition("clean", 0); err != nil || st.Leader == leader {
+			t.Errorf("clean-0 did not fail over: %+v %v", st, err)
+		}
+		if v, ok := m.Value("kafka_replication_partition_unclean_leader_elections_total", clean); !ok || v != 0 {
+			t.Errorf("controller %d's sidecar counts %v unclean elections of clean-0 (found %v), want 0", ctrlNode.ID, v, ok)
+		}
 	}
 	for _, id := range []int32{1, 2, 3} {
 		lines, err := c.GrepLog(id, "state-change.log", regexp.MustCompile(`lost-0|\[lost,0\]`))
@@ -200,4 +255,43 @@ func waitFor(ctx context.Context, d time.Duration, cond func() bool) error {
 		}
 	}
 	return nil
+}
+
+// lossAlertLoop is a sidecar per broker, Prometheus with the shipped rules
+// and Alertmanager, for the regression rule.
+type lossAlertLoop struct {
+	prom *stack.Prometheus
+	hook *stack.Webhook
+}
+
+// lossRuleScale shrinks the rules' time axis less than the alert loop's: the
+// 10m window of kafka_replication:partition_high_watermark_lost:offsets must
+// still hold the old leader's HW when its sidecar drops the series (three
+// refreshes, at least 30 s, after its broker died).
+const lossRuleScale = 10
+
+func startLossAlertLoop(ctx context.Context, t *testing.T, c *harness.Cluster) *lossAlertLoop {
+	t.Helper()
+	for _, tool := range []string{"prometheus", "alertmanager"} {
+		if _, err := stack.Tool(tool); err != nil {
+			t.Logf("no alert loop: %v", err)
+			return nil
+		}
+	}
+	es, err := stack.StartExporters(ctx, c, exporterBinary(t))
+	must(t, err)
+	t.Cleanup(es.Close)
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "kafka-replication.rules.yml")
+	must(t, stack.ScaleRuleFile("../alerts/kafka-replication.rules.yml", rules, lossRuleScale, ruleFloor))
+	hook := stack.NewWebhook()
+	receiver := httptest.NewServer(hook)
+	t.Cleanup(receiver.Close)
+	am, err := stack.StartAlertmanager(ctx, dir, receiver.URL)
+	must(t, err)
+	t.Cleanup(am.Close)
+	prom, err := stack.StartPrometheus(ctx, dir, es.Targets(), []string{rules}, am.URL, time.Second)
+	must(t, err)
+	t.Cleanup(prom.Close)
+	return &lossAlertLoop{prom: prom, hook: hook}
 }
