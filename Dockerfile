@@ -45,10 +45,12 @@ LABEL org.opencontainers.image.title="kafka_replication_exporter" \
       org.opencontainers.image.description="Prometheus exporter and verifier for Kafka replication health, fed by the broker's own logs and the admin API" \
       org.opencontainers.image.source="https://github.com/kafka-replication-exporter/kafka_replication_exporter" \
       org.opencontainers.image.documentation="https://github.com/kafka-replication-exporter/kafka_replication_exporter/blob/main/README.md" \
+      org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.created="${BUILD_DATE}"
 COPY --from=builder /out/kafka_replication_exporter /bin/kafka_replication_exporter
+COPY LICENSE /LICENSE
 # nobody: the sidecar only reads. Give it the log directory's group with
 # `--group-add` / `securityContext.fsGroup` rather than running as root. It
 # writes nothing unless --log.position-file points into a mounted volume, so

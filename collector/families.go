@@ -125,5 +125,5 @@ func Families() []*Family {
 		logPartitionsFamily, logPartitionsRefusedFamily,
 		fileRecordsFamily, fileMalformedFamily, fileLinesFamily, fileBytesFamily, fileRotationsFamily,
 		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily, fileErrorFamily, fileErrorsFamily),
-		append(streamFamilies(), adminFamilies()...)...)
+		append(streamFamilies(), append(adminFamilies(), positionFamilies()...)...)...)
 }

@@ -314,3 +314,116 @@ func toolCache() string {
 	home, _ := os.UserHomeDir()
 	return filepath.Join(home, ".cache", "kafka_replication_exporter")
 }
+
+// TestKubernetesManagedKafka checks the admin-only deployment: one exporter
+// per cluster, no log files, every partition, credentials from a Secret.
+func TestKubernetesManagedKafka(t *testing.T) {
+	const path = "kubernetes/managed-kafka.yaml"
+	docs := decodeAll(t, path)
+	var deploy, service map[string]any
+	for _, d := range docs {
+		switch d["kind"] {
+		case "Deployment":
+			deploy = d
+		case "Service":
+			service = d
+		case "Pod", "StatefulSet", "DaemonSet":
+			t.Errorf("%s: a %v; the managed deployment is one Deployment", path, d["kind"])
+		}
+	}
+	if deploy == nil || service == nil {
+		t.Fatalf("%s: want a Deployment and a Service", path)
+	}
+	if r := get(deploy, "spec", "replicas"); r != 1 {
+		t.Errorf("replicas %v, want 1: two exporters of one cluster export every partition twice", r)
+	}
+	if s := get(deploy, "spec", "strategy", "type"); s != "Recreate" {
+		t.Errorf("strategy %v, want Recreate: a rolling update runs two exporters at once", s)
+	}
+	containers, _ := get(deploy, "spec", "template", "spec", "containers").([]any)
+	if len(containers) != 1 {
+		t.Fatalf("%d containers, want the exporter alone (no broker, no sidecar)", len(containers))
+	}
+	c := containers[0].(map[any]any)
+	var args []string
+	for _, a := range c["args"].([]any) {
+		args = append(args, a.(string))
+	}
+	checkArgs(t, path, args)
+	joined := strings.Join(args, " ")
+	for _, bad := range []string{"--log.file", "--log.position-file", "--kafka.broker-id", "--kafka.partition-log-level"} {
+		if strings.Contains(joined, bad) {
+			t.Errorf("%s in an admin-only deployment", bad)
+		}
+	}
+	if !strings.Contains(joined, "--scope=cluster") {
+		t.Error("no --scope=cluster: the default leader scope needs a sidecar per broker")
+	}
+	if !strings.Contains(joined, "--kafka.server=") {
+		t.Error("no --kafka.server")
+	}
+
+	// Secrets: a Secret volume, mounted read-only, that the secret flags point into.
+	var secretVolume string
+	for _, v := range get(deploy, "spec", "template", "spec", "volumes").([]any) {
+		if get(v, "secret", "secretName") != nil {
+			secretVolume = get(v, "name").(string)
+		}
+	}
+	if secretVolume == "" {
+		t.Fatal("no volume from a Secret")
+	}
+	var secretDir string
+	for _, m := range c["volumeMounts"].([]any) {
+		if get(m, "name") == secretVolume {
+			secretDir = get(m, "mountPath").(string)
+			if get(m, "readOnly") != true {
+				t.Error("the Secret is not mounted readOnly")
+			}
+		}
+	}
+	if secretDir == "" {
+		t.Fatal("the Secret volume is not mounted in the exporter")
+	}
+	secretFlags := 0
+	for _, a := range args {
+		name, value, _ := strings.Cut(a, "=")
+		if strings.HasSuffix(name, "-file") && strings.Contains(name, "sasl") {
+			secretFlags++
+			if !strings.HasPrefix(value, secretDir+"/") {
+				t.Errorf("%s: not in the Secret's mount %s", a, secretDir)
+			}
+		}
+	}
+	if secretFlags == 0 {
+		t.Error("no SASL secret file flag")
+	}
+
+	if get(c, "securityContext", "readOnlyRootFilesystem") != true || get(c, "securityContext", "runAsNonRoot") != true {
+		t.Error("want readOnlyRootFilesystem and runAsNonRoot")
+	}
+	if p := get(c, "livenessProbe", "httpGet", "path"); p != "/-/healthy" {
+		t.Errorf("liveness probe path %v, want /-/healthy", p)
+	}
+	if p := get(c, "readinessProbe", "httpGet", "path"); p != "/-/ready" {
+		t.Errorf("readiness probe path %v, want /-/ready", p)
+	}
+	if p := get(c, "ports", 0, "containerPort"); p != 9742 {
+		t.Errorf("container port %v, want 9742", p)
+	}
+
+	// The Service selects the Deployment's pods.
+	podLabels, _ := get(deploy, "spec", "template", "metadata", "labels").(map[any]any)
+	selector, _ := get(service, "spec", "selector").(map[any]any)
+	if len(selector) == 0 {
+		t.Fatal("the Service has no selector")
+	}
+	for k, v := range selector {
+		if podLabels[k] != v {
+			t.Errorf("Service selector %v=%v does not match the pod labels %v", k, v, podLabels)
+		}
+	}
+	if p := get(service, "spec", "ports", 0, "port"); p != 9742 {
+		t.Errorf("Service port %v, want 9742", p)
+	}
+}

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // TestRestartsAgreeWithVerify (issue 18): node 1's sidecar follows its

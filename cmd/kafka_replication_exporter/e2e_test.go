@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -217,8 +218,11 @@ func filterExposition(t *testing.T, r io.Reader) string {
 // collector/fixtures/e2e-output.txt. The alert and dashboard tests check every
 // metric name they use against that file, so it is the contract of the exporter.
 func TestEndToEndScrape(t *testing.T) {
-	// A second refresh a second later sees orders/0 stalled.
-	sc, s := startFixtureSidecar(t, fakeCluster(t), "--kafka.refresh-interval=1s", "--stall.threshold=1ms")
+	// A second refresh a second later sees orders/0 stalled. The position
+	// file adds its own families.
+	sc, s := startFixtureSidecar(t, fakeCluster(t), "--kafka.refresh-interval=1s", "--stall.threshold=1ms",
+		"--log.position-file="+filepath.Join(t.TempDir(), "positions.json"))
+	t.Cleanup(sc.close)
 	waitFor(t, "a stalled high watermark", 20*time.Second, func() bool {
 		for _, tp := range sc.admin.Snapshot().Topics {
 			for _, p := range tp.Partitions {

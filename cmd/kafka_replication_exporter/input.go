@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"regexp"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
 )
@@ -18,10 +16,6 @@ import (
 // line is skipped and the line is reported as cut, so a 50 MB junk line costs
 // 1 MiB, not 50 MB.
 const maxLineBytes = 1 << 20
-
-// rolledSuffix matches the names log4j gives closed files: daily or hourly
-// server.log.2025-10-16-15 (optionally .gz), or size-based server.log.1.
-var rolledSuffix = regexp.MustCompile(`^(.*)\.(\d{4}-\d{2}-\d{2}(?:-\d{2})?|\d+)(\.gz)?$`)
 
 // orderInputs is groupInputs flattened: every file in the order it is read.
 func orderInputs(paths []string) []string {
@@ -33,8 +27,9 @@ func orderInputs(paths []string) []string {
 }
 
 // groupInputs groups rotated files by the log they belong to, in the order they
-// were written: for every base name, its rolled files oldest first (in the
-// follower's order, tail.SortRolled), then the live file. Groups keep the order in which the user named them; stdin ("-") is
+// were written: for every base name, its rolled files (tail.RolledName, the
+// follower's rule) oldest first (in the follower's order, tail.SortRolled),
+// then the live file. Groups keep the order in which the user named them; stdin ("-") is
 // a group of its own.
 func groupInputs(paths []string) [][]string {
 	type group struct {
@@ -46,8 +41,8 @@ func groupInputs(paths []string) [][]string {
 	byBase := map[string]*group{}
 	for _, p := range paths {
 		base, rolled := p, false
-		if m := rolledSuffix.FindStringSubmatch(p); m != nil && p != "-" {
-			base, rolled = m[1], true
+		if live, _, _, ok := tail.RolledName(p); ok && p != "-" {
+			base, rolled = live, true
 		}
 		g := byBase[base]
 		if g == nil || p == "-" {
@@ -65,7 +60,7 @@ func groupInputs(paths []string) [][]string {
 	}
 	out := make([][]string, 0, len(groups))
 	for _, g := range groups {
-		tail.SortRolled(g.base, g.rolled, readRolled)
+		tail.SortRolled(g.rolled, readRolled)
 		out = append(out, append(g.rolled, g.live...))
 	}
 	return out
@@ -75,20 +70,32 @@ func groupInputs(paths []string) [][]string {
 // decompressed, to compare the timestamps of their first lines.
 func readRolled(path string) (io.ReadCloser, error) { return openInput(path, nil) }
 
-// openInput opens a log file for reading; gzip is recognised by its magic bytes.
+// checkInputs refuses, before anything is read, a path that is missing or
+// is not a regular file: a directory, a named pipe, or a device such as a
+// rotated name linking to /dev/zero, which would be read forever. Only "-"
+// reads a stream.
+func checkInputs(paths []string) error {
+	for _, p := range paths {
+		if p == "-" {
+			continue
+		}
+		f, _, err := tail.OpenRegular(p)
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// openInput opens a log file for reading (a regular file only, see
+// checkInputs); gzip is recognised by its magic bytes.
 func openInput(path string, stdin io.Reader) (io.ReadCloser, error) {
 	var rc io.ReadCloser
 	if path == "-" {
 		rc = io.NopCloser(stdin)
 	} else {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return nil, err
-		}
-		if fi.IsDir() {
-			return nil, fmt.Errorf("%s is a directory, not a log file", path)
-		}
-		f, err := os.Open(path)
+		f, _, err := tail.OpenRegular(path)
 		if err != nil {
 			return nil, err
 		}
@@ -113,13 +120,8 @@ func openMapped(path string) (lr *lineReader, closer io.Closer, ok bool) {
 	if path == "-" {
 		return nil, nil, false
 	}
-	f, err := os.Open(path)
+	f, fi, err := tail.OpenRegular(path)
 	if err != nil {
-		return nil, nil, false
-	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
 		return nil, nil, false
 	}
 	data, unmap, ok := mapFile(f, fi.Size())

@@ -35,6 +35,9 @@ type scanFunc func(file string, rec *logparse.Record, ev *logparse.Event)
 // need no ordering and are passed on as they are read.
 func scanFiles(paths []string, loc *time.Location, stdin io.Reader, fn scanFunc) (st *scanStats, err error) {
 	st = &scanStats{}
+	if err := checkInputs(paths); err != nil {
+		return st, err
+	}
 	var streams []*stream
 	var reading *stream // the stream being advanced, for the fault message
 	// Files are memory-mapped: one truncated while it is read faults on

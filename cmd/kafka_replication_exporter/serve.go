@@ -204,6 +204,7 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 		fmt.Fprintf(stderr, "%s: error: %v\n", programName, err)
 		return exitUsage
 	}
+	defer sidecar.close()
 	var wg sync.WaitGroup
 	sidecar.start(ctx, &wg)
 
@@ -223,7 +224,10 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 	defer cancel()
 	srv.Shutdown(shutdownCtx)
 	wg.Wait()
-	sidecar.savePositions()
+	if err := sidecar.savePositions(); err != nil {
+		logger.Error("Saving log positions at shutdown failed: a restart resumes from the last positions saved", "err", err)
+		return exitViolation
+	}
 	return exitOK
 }
 
@@ -248,11 +252,19 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 	sc.store.SetMaxPartitions(*s.maxPartitions)
 	var saved map[string]tail.Position
 	if *s.positionFile != "" {
-		sc.positions = tail.NewPositionStore(*s.positionFile)
-		var err error
-		if saved, err = sc.positions.Load(); err != nil {
+		// Locked for the process's lifetime: a second exporter on the same
+		// file would overwrite this one's positions. Load's problems (an
+		// empty or torn file, a damaged entry) are logged and counted.
+		sc.positions = tail.NewPositionStore(*s.positionFile).WithLogger(logger)
+		if err := sc.positions.Lock(); err != nil {
 			return nil, fmt.Errorf("--log.position-file: %v", err)
 		}
+		var err error
+		if saved, _, err = sc.positions.Load(); err != nil {
+			sc.positions.Close()
+			return nil, fmt.Errorf("--log.position-file: %v", err)
+		}
+		sc.direct = append(sc.direct, collector.PositionTables(sc.positions))
 	}
 	for _, path := range *s.logFiles {
 		opts := logstate.LogFileOptions{
@@ -326,16 +338,19 @@ func (sc *sidecar) start(ctx context.Context, wg *sync.WaitGroup) {
 				case <-ctx.Done():
 					return
 				case <-t.C:
-					sc.savePositions()
+					sc.savePositions() // a failure is counted and logged by the store
 				}
 			}
 		}()
 	}
 }
 
-func (sc *sidecar) savePositions() {
+// savePositions saves every file's position. A failure is counted and
+// logged by the store (once per change of state); the error is for the
+// final save, whose failure is the exit status.
+func (sc *sidecar) savePositions() error {
 	if sc.positions == nil {
-		return
+		return nil
 	}
 	ps := make([]tail.Position, 0, len(sc.files))
 	for _, f := range sc.files {
@@ -344,13 +359,20 @@ func (sc *sidecar) savePositions() {
 		}
 	}
 	if slices.Equal(ps, sc.saved) {
-		return
+		return nil
 	}
 	if err := sc.positions.Save(ps); err != nil {
-		sc.logger.Error("Saving log positions failed", "err", err)
-		return
+		return err
 	}
 	sc.saved = ps
+	return nil
+}
+
+// close releases the position file's lock.
+func (sc *sidecar) close() {
+	if sc.positions != nil {
+		sc.positions.Close()
+	}
 }
 
 // ready means every log file is open and has been read to its end once (the

@@ -94,9 +94,10 @@ func serveWhileWriting(t *testing.T, rng *rand.Rand, paths []string, lines []gen
 		store := logstate.NewStore(nil)
 		var lfs []*logstate.LogFile
 		for _, p := range paths {
-			// A held record is flushed after 10ms of quiet: a write the
-			// reader saw only in part (it crossed a page) completes sooner.
-			opts := logstate.LogFileOptions{FromBeginning: true, Location: time.UTC, PollInterval: 10 * time.Millisecond}
+			// A held record is flushed after 100ms of quiet: a write the
+			// reader saw only in part (it crossed a page) completes sooner,
+			// even on a loaded machine under the race detector.
+			opts := logstate.LogFileOptions{FromBeginning: true, Location: time.UTC, PollInterval: 100 * time.Millisecond}
 			if pos, ok := saved[p]; ok {
 				opts.Start = &pos
 			}
@@ -119,7 +120,7 @@ func serveWhileWriting(t *testing.T, rng *rand.Rand, paths []string, lines []gen
 		if finished {
 			// Everything is written: step until the held records were
 			// quiet long enough to be flushed and nothing is left.
-			for quietSince := time.Now(); time.Since(quietSince) < 50*time.Millisecond; time.Sleep(time.Millisecond) {
+			for quietSince := time.Now(); time.Since(quietSince) < 300*time.Millisecond; time.Sleep(time.Millisecond) {
 				if stream.Step() {
 					quietSince = time.Now()
 				}

@@ -198,6 +198,17 @@ func TestOrderInputs(t *testing.T) {
 	}
 }
 
+// verify groups rolled files by the follower's rule (tail.RolledName), so
+// kubelet's timestamped copies and log4j2's date-and-index names are read
+// before their live file, and a name that is no rotation stays its own log.
+func TestOrderInputsByTheFollowersRule(t *testing.T) {
+	got := orderInputs([]string{"c/0.log", "c/0.log.20251016-155712", "d/server.log", "d/server.log.2025-10-16.2", "d/server.log.2025-10-16.1", "d/server.log.old"})
+	want := []string{"c/0.log.20251016-155712", "c/0.log", "d/server.log.2025-10-16.1", "d/server.log.2025-10-16.2", "d/server.log", "d/server.log.old"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("want %v, got %v", want, got)
+	}
+}
+
 func TestVerifyBadInput(t *testing.T) {
 	dir := t.TempDir()
 	junk := make([]byte, 1<<20)

@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -124,4 +126,92 @@ func TestStuckScrapersDoNotLockOutPrometheus(t *testing.T) {
 		return code == http.StatusOK && n == size
 	})
 	t.Logf("a full scrape succeeded %s after %d stuck scrapers arrived", time.Since(attacked).Round(10*time.Millisecond), slots)
+}
+
+// heapInUse is the live heap after a full collection.
+func heapInUse() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
+
+// rssBytes is the process's resident set size (VmRSS), 0 if unknown.
+func rssBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// Clients that ask for /metrics and never read must not each pin a
+// rendering: 40 of them, arriving one after another, hold no more than two
+// scrape bodies of memory above idle (issue 19, item 4). The state is 5,000
+// partitions of log-derived series (STUCK_PARTITIONS sets another number,
+// for docs/benchmarks.md).
+func TestStuckScrapersShareOneRendering(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a large state")
+	}
+	partitions := 5_000
+	if n, err := strconv.Atoi(os.Getenv("STUCK_PARTITIONS")); err == nil {
+		partitions = n
+	}
+	const clients = 40
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	sc, s := startSidecar(t, "--log.file="+writePartitionsLog(t, partitions), "--log.from-beginning", "--log.poll-interval=20ms",
+		"--web.listen-address="+addr, "--web.write-timeout=5m", "--web.max-requests=100", "--web.disable-exporter-metrics")
+	waitFor(t, "the log read", 60*time.Second, func() bool { return sc.files[0].Stats().Records == uint64(partitions) })
+	serveHTTP(t, sc, s, addr)
+
+	get := func() int64 {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		n, err := io.Copy(io.Discard, resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	body := get()
+	get() // the pools warm
+	idleHeap, idleRSS := heapInUse(), rssBytes()
+
+	for range clients {
+		conn, err := stuckScraper(addr)
+		if err != nil {
+			t.Fatalf("stuck scraper: %v", err)
+		}
+		t.Cleanup(func() { conn.Close() })
+	}
+	time.Sleep(500 * time.Millisecond) // the writes block on full socket buffers
+	heap, rss := heapInUse(), rssBytes()
+	mb := func(b uint64) float64 { return float64(b) / (1 << 20) }
+	t.Logf("%d partitions, body %.1f MB; idle heap %.1f MB, RSS %.1f MB; with %d stuck clients heap %.1f MB (+%.1f), RSS %.1f MB (+%.1f)",
+		partitions, mb(uint64(body)), mb(idleHeap), mb(idleRSS), clients, mb(heap), mb(heap-min(heap, idleHeap)), mb(rss), mb(rss-min(rss, idleRSS)))
+	if above := heap - min(heap, idleHeap); above > 2*uint64(body)+8<<20 {
+		t.Errorf("%d stuck clients hold %.1f MB of heap above idle, want at most two bodies (2 × %.1f MB)", clients, mb(above), mb(uint64(body)))
+	}
+	if code := func() int {
+		resp, err := (&http.Client{Timeout: 20 * time.Second}).Get("http://" + addr + "/metrics")
+		if err != nil {
+			return -1
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}(); code != http.StatusOK {
+		t.Errorf("want a scrape beside the stuck clients to succeed, got %d", code)
+	}
 }

@@ -82,6 +82,7 @@ func New(cfg *Config, opts Options) *Poller {
 		logger.Error("Kafka admin configuration is invalid; admin metrics disabled", "err", err)
 		return p
 	}
+	ec.Tokens.SetLogger(logger) // nil-safe; sarama's provider shares this source
 	p.pool = newBrokerPool(sc)
 	p.elr = newELRReader(ec, logger)
 	return p

@@ -13,6 +13,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin/elr"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/kafkaauth"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/kafkanet"
 )
 
@@ -47,9 +48,10 @@ type Config struct {
 	TLSServerName         string
 	TLSInsecureSkipVerify bool
 
-	SASLMechanism    string // "", plain, scram-sha-256, scram-sha-512
+	SASLMechanism    string // "", plain, scram-sha-256, scram-sha-512, oauthbearer, aws-msk-iam
 	SASLUsername     string
 	SASLPasswordFile string
+	OAuth            *kafkaauth.Flags // the token flags of oauthbearer and aws-msk-iam
 
 	// PartitionLogLevel, when set (DEBUG or TRACE), raises the
 	// kafka.cluster.Partition logger on this broker for the sidecar's
@@ -83,10 +85,11 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 	cmd.Flag("kafka.tls.server-name", "Server name to verify in broker certificates (default: the host dialled).").StringVar(&c.TLSServerName)
 	cmd.Flag("kafka.tls.insecure-skip-verify", "Do not verify broker certificates (testing only).").BoolVar(&c.TLSInsecureSkipVerify)
 
-	cmd.Flag("kafka.sasl.mechanism", "SASL mechanism: plain, scram-sha-256 or scram-sha-512 (empty: no SASL).").
-		Default("").EnumVar(&c.SASLMechanism, "", "plain", "scram-sha-256", "scram-sha-512")
+	cmd.Flag("kafka.sasl.mechanism", "SASL mechanism: plain, scram-sha-256, scram-sha-512, oauthbearer or aws-msk-iam (empty: no SASL).").
+		Default("").EnumVar(&c.SASLMechanism, "", "plain", "scram-sha-256", "scram-sha-512", kafkaauth.MechanismOAuthBearer, kafkaauth.MechanismMSKIAM)
 	cmd.Flag("kafka.sasl.username", "SASL username.").StringVar(&c.SASLUsername)
 	cmd.Flag("kafka.sasl.password-file", "File holding the SASL password (else $"+saslPasswordEnv+").").StringVar(&c.SASLPasswordFile)
+	c.OAuth = kafkaauth.AddFlags(cmd)
 
 	cmd.Flag("kafka.partition-log-level", "Raise kafka.cluster.Partition on this broker to DEBUG or TRACE while running (restored on exit). Empty: admin calls stay read-only.").
 		Default("").EnumVar(&c.PartitionLogLevel, "", "DEBUG", "TRACE")
@@ -122,6 +125,7 @@ func (c *Config) clientConfigs() (*sarama.Config, elr.Config, error) {
 		SASLMechanism: conn.saslMechanism,
 		User:          conn.user,
 		Password:      conn.password,
+		Tokens:        conn.tokens,
 		Timeout:       c.RequestTimeout,
 	}
 	return sc, ec, nil
@@ -133,6 +137,7 @@ type connection struct {
 	saslMechanism string      // "": no SASL
 	user          string
 	password      string
+	tokens        *kafkaauth.TokenSource // oauthbearer, aws-msk-iam: shared by both clients
 }
 
 // connection checks the TLS and SASL flags and reads their files.
@@ -143,6 +148,9 @@ func (c *Config) connection() (connection, error) {
 		return connection{}, err
 	}
 	if err := c.checkSASL(&conn); err != nil {
+		return connection{}, err
+	}
+	if conn.tokens, err = c.OAuth.NewSource(c.SASLMechanism, conn.tls, c.RequestTimeout); err != nil {
 		return connection{}, err
 	}
 	return conn, nil
@@ -202,6 +210,9 @@ func (c *Config) saramaConfig(conn connection) (*sarama.Config, error) {
 		case "scram-sha-512":
 			sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
 			sc.Net.SASL.SCRAMClientGeneratorFunc = newSCRAMSHA512Client
+		case kafkaauth.MechanismOAuthBearer, kafkaauth.MechanismMSKIAM:
+			sc.Net.SASL.Mechanism = sarama.SASLTypeOAuth
+			sc.Net.SASL.TokenProvider = conn.tokens.Sarama()
 		}
 	}
 	// sarama trusts the size prefix of a peer's first answer; the bounded
@@ -254,10 +265,11 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 
 // checkSASL checks the SASL flags and reads the password into conn.
 func (c *Config) checkSASL(conn *connection) error {
-	if c.SASLMechanism == "" {
+	if c.SASLMechanism == "" || c.SASLMechanism == kafkaauth.MechanismOAuthBearer || c.SASLMechanism == kafkaauth.MechanismMSKIAM {
 		if c.SASLUsername != "" || c.SASLPasswordFile != "" {
-			return errors.New("--kafka.sasl.username/--kafka.sasl.password-file need --kafka.sasl.mechanism")
+			return errors.New("--kafka.sasl.username/--kafka.sasl.password-file need --kafka.sasl.mechanism plain or scram-*")
 		}
+		conn.saslMechanism = c.SASLMechanism // the token flags are checked by kafkaauth
 		return nil
 	}
 	switch c.SASLMechanism {

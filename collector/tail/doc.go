@@ -38,7 +38,8 @@
 // Poll does one such pass synchronously; the caller (the exporter's log
 // source) calls it every poll interval. Polling alone is enough: a wake-up on
 // directory events would save at most one interval of latency. Nothing here
-// exits the process, panics on input, or keeps global state.
+// exits the process or panics on input; the only state shared between
+// followers is a cache of rolled files' first-line times (rolled.go).
 //
 // Only regular files are followed. A directory, named pipe or device at the
 // path is refused with a reason (a named pipe would block the opener, a
@@ -54,5 +55,7 @@
 // read on from the saved offset, followed by every newer rolled file and
 // the live one. Which rolled file is newer is decided from the files
 // (rolled.go): numbered names run one way for log4j 1.x and the other for
-// log4j2.
+// log4j2. RolledName is the one rule for which names are rolled copies.
+// PositionStore also locks its file against a second process and counts
+// what it could not load or save.
 package tail

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 )
 
 // errNotRegular is the cause of every refusal to follow a path that is not a
@@ -36,3 +37,10 @@ func (e *notRegularError) Error() string {
 }
 
 func (e *notRegularError) Unwrap() error { return errNotRegular }
+
+// OpenRegular opens path for reading if it is a regular file, without ever
+// blocking on a named pipe, and refuses anything else (a directory, a pipe,
+// a device such as /dev/zero that would never end) with an error saying what
+// the path is. The offline commands use it so that they refuse what the
+// follower refuses.
+func OpenRegular(path string) (*os.File, os.FileInfo, error) { return openRegular(path) }

@@ -1,7 +1,9 @@
 package tail
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,12 +37,18 @@ func TestDamagedPositionEntries(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			data := `{"version":1,"positions":[` + entry + `,{"path":"other.log","offset":0,"head_len":0,"head_hash":14695981039346656037},{"offset":3}]}`
-			saved, err := decodePositions([]byte(data))
+			saved, problems, err := decodePositions([]byte(data))
 			if err != nil {
 				t.Fatalf("%s: %v", data, err)
 			}
 			if len(saved) != 2 || saved["other.log"].check() != nil {
 				t.Fatalf("the intact entry was not kept, or the nameless one was: %+v", saved)
+			}
+			// A wrong hash or an offset past the end shows only against the
+			// file, when the follower starts.
+			atStart := name == "wrong head hash" || name == "offset past the end"
+			if !atStart && (len(problems) != 1 || problems[0].Problem != DamagedEntry || problems[0].Path != path) {
+				t.Fatalf("want one damaged entry for %s, got %+v", path, problems)
 			}
 			p := saved[path]
 			seq := &sequence{t: t}
@@ -56,7 +64,7 @@ func TestDamagedPositionEntries(t *testing.T) {
 		})
 	}
 	// The intact entry resumes after the first line.
-	saved, err := decodePositions([]byte(`{"version":1,"positions":[` + good + `]}`))
+	saved, _, err := decodePositions([]byte(`{"version":1,"positions":[` + good + `]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +123,7 @@ func FuzzPosition(f *testing.F) {
 	f.Add([]byte(`{"version":2}`))
 	f.Add([]byte(`[`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		saved, err := decodePositions(data)
+		saved, _, err := decodePositions(data)
 		if err != nil {
 			return
 		}
@@ -142,4 +150,125 @@ func FuzzPosition(f *testing.F) {
 			fl.Close()
 		}
 	})
+}
+
+// logBuffer is a logger that keeps what it logs, for tests.
+func logBuffer() (*slog.Logger, *strings.Builder) {
+	var b strings.Builder
+	return slog.New(slog.NewTextHandler(&b, nil)), &b
+}
+
+// An empty or torn position file is treated as a damaged entry is: a
+// warning, no positions (every follower starts as if none was saved), a
+// count; it no longer stops the exporter. What is not a position file at
+// all, or of another version, is still an error: Save would overwrite it.
+func TestEmptyOrTornPositionFile(t *testing.T) {
+	good := `{"version":1,"positions":[{"path":"/var/log/kafka/server.log","dev":1,"inode":2,"offset":0,"head_len":0,"head_hash":14695981039346656037}]}`
+	for name, tc := range map[string]struct {
+		data string
+		want LoadProblemKind
+	}{
+		"empty":                 {"", EmptyFile},
+		"blank":                 {" \n", EmptyFile},
+		"zero-filled":           {strings.Repeat("\x00", 4096), EmptyFile},
+		"cut short":             {good[:len(good)/2], TornFile},
+		"cut after the version": {`{"version":1,`, TornFile},
+		"zeros after a start":   {good[:40] + strings.Repeat("\x00", 100), TornFile},
+		"garbled":               {strings.Replace(good, `":`, `"#`, 1), TornFile},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "positions.json")
+			writeFile(t, path, tc.data)
+			logger, logged := logBuffer()
+			store := NewPositionStore(path).WithLogger(logger)
+			saved, problems, err := store.Load()
+			if err != nil {
+				t.Fatalf("want no error, got %v", err)
+			}
+			if len(saved) != 0 || len(problems) != 1 || problems[0].Problem != tc.want || problems[0].Path != "" {
+				t.Fatalf("want no positions and one %s problem, got %v, %+v", tc.want, saved, problems)
+			}
+			if st := store.Stats(); st.LoadProblems[tc.want] != 1 {
+				t.Errorf("want the problem counted, got %+v", st)
+			}
+			if !strings.Contains(logged.String(), "level=WARN") || !strings.Contains(logged.String(), tc.want.String()) {
+				t.Errorf("want a warning naming %s, got %q", tc.want, logged)
+			}
+			// The next save replaces it.
+			if err := store.Save([]Position{{Path: "a", HeadHash: headHash(nil)}}); err != nil {
+				t.Fatal(err)
+			}
+			if saved, problems, err := store.Load(); err != nil || len(saved) != 1 || len(problems) != 0 {
+				t.Fatalf("after a save: %v, %+v, %v", saved, problems, err)
+			}
+		})
+	}
+	for name, data := range map[string]string{
+		"a log file":      "[2025-10-16 15:57:12,614] INFO x (kafka.server.KafkaServer)\n",
+		"a JSON array":    `[1,2]`,
+		"another version": `{"version":2,"positions":[]}`,
+		"no version":      `{"positions":[]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "positions.json")
+			writeFile(t, path, data)
+			if _, _, err := NewPositionStore(path).Load(); err == nil {
+				t.Errorf("want %q refused", data)
+			}
+		})
+	}
+}
+
+// One process at a time: the second Lock on a position file fails with
+// ErrPositionFileInUse naming the holder, until the first is closed.
+func TestPositionFileLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "positions.json")
+	first := NewPositionStore(path)
+	if err := first.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	second := NewPositionStore(path)
+	err := second.Lock()
+	if !errors.Is(err, ErrPositionFileInUse) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("want ErrPositionFileInUse naming pid %d, got %v", os.Getpid(), err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Lock(); err != nil {
+		t.Fatalf("want the lock free after Close, got %v", err)
+	}
+	second.Close()
+}
+
+// A failed save is counted at every attempt and logged once when saving
+// starts failing and once when it works again.
+func TestPositionSaveErrors(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gone")
+	logger, logged := logBuffer()
+	store := NewPositionStore(filepath.Join(dir, "positions.json")).WithLogger(logger)
+	ps := []Position{{Path: "a", HeadHash: headHash(nil)}}
+	for range 3 {
+		if err := store.Save(ps); err == nil {
+			t.Fatal("want the save into a missing directory to fail")
+		}
+	}
+	if st := store.Stats(); st.SaveErrors != 3 || st.Saving {
+		t.Errorf("want 3 save errors and saving false, got %+v", st)
+	}
+	if n := strings.Count(logged.String(), "level=WARN"); n != 1 {
+		t.Errorf("want one warning for three failures, got %d:\n%s", n, logged)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Save(ps); err != nil {
+		t.Fatal(err)
+	}
+	if st := store.Stats(); st.SaveErrors != 3 || !st.Saving {
+		t.Errorf("want saving true again, got %+v", st)
+	}
+	if !strings.Contains(logged.String(), "works again") {
+		t.Errorf("want the recovery logged, got\n%s", logged)
+	}
 }

@@ -2,9 +2,11 @@ package tail
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -232,7 +234,7 @@ func TestSortRolled(t *testing.T) {
 			slices.SortFunc(want, func(a, b string) int {
 				return tc.files[strings.TrimPrefix(a, base)] - tc.files[strings.TrimPrefix(b, base)]
 			})
-			SortRolled(base, names, nil)
+			SortRolled(names, nil)
 			equal(t, "order", names, want)
 			for _, n := range names {
 				os.Remove(n)
@@ -243,30 +245,125 @@ func TestSortRolled(t *testing.T) {
 	older := write(".2025-10-16-09", 1000, same.Add(time.Minute))
 	newer := write(".2025-10-16-10", 2000, same)
 	names := []string{newer, older}
-	SortRolled(base, names, nil)
+	SortRolled(names, nil)
 	equal(t, "dated, mtimes reversed", names, []string{older, newer})
 
 	// Names only (the files do not exist): dates as they read, numbers in
 	// log4j 1.x's convention.
 	names = []string{base + ".1", base + ".3", base + ".2"}
-	SortRolled(base, names, nil)
+	SortRolled(names, nil)
 	equal(t, "names only", names, []string{base + ".3", base + ".2", base + ".1"})
 }
 
-func TestLineTime(t *testing.T) {
-	for line, want := range map[string]string{
-		"[2025-10-16 15:57:12,614] INFO x":                      "2025-10-16T15:57:12.614Z",
-		"2025-10-16T15:57:12.614123456Z stdout F [2025-10-16 1": "2025-10-16T15:57:12.614123456Z",
-		"\tat kafka.Foo(Foo.scala:1)":                           "",
-		"[2025-10-16 15:57:1":                                   "",
-		"":                                                      "",
+// The first timestamp is found after the tail of a stack trace, in any
+// layout logparse knows and inside a container envelope.
+func TestFirstLineTime(t *testing.T) {
+	for head, want := range map[string]string{
+		"\tat x\n\tat y\n[2025-10-16 15:57:12,614] INFO z\n":                                                                    "2025-10-16T15:57:12.614Z",
+		"2025-10-16T15:57:13.5Z stdout F \tat x\n2025-10-16T15:57:13.6Z stdout F 2025-10-16 15:57:12,614 INFO z (a.B) [main]\n": "2025-10-16T15:57:12.614Z",
+		"no timestamp here\n[2025-10-16 15:57:1":                                                                                "",
 	} {
-		got, ok := lineTime([]byte(line))
-		if ok != (want != "") || ok && got.Format(time.RFC3339Nano) != want {
-			t.Errorf("lineTime(%q) = %v, %v; want %q", line, got, ok, want)
+		got := firstLineTime([]byte(head))
+		if got.IsZero() != (want == "") || !got.IsZero() && got.Format(time.RFC3339Nano) != want {
+			t.Errorf("firstLineTime(%q) = %v, want %q", head, got, want)
 		}
 	}
-	if got := firstLineTime([]byte("\tat x\n\tat y\n[2025-10-16 15:57:12,614] INFO z\n")); got.IsZero() {
-		t.Error("the first timestamped line after a stack trace's tail was not found")
+}
+
+// RolledName is the one rule for rolled names, used by the follower
+// (rolledNames) and by verify's grouping of its arguments.
+func TestRolledName(t *testing.T) {
+	for name, want := range map[string]string{
+		"server.log.1":                                "server.log",
+		"/var/log/kafka/server.log.12":                "/var/log/kafka/server.log",
+		"server.log.2025-10-16-14":                    "server.log",
+		"server.log.2025-10-16-14.gz":                 "server.log (compressed)",
+		"server.log.3.zst":                            "server.log (compressed)",
+		"/var/log/pods/x/kafka/0.log.20251016-155712": "/var/log/pods/x/kafka/0.log",
+		"server.log.20251016":                         "server.log",
+		"server.log":                                  "",
+		"server.log.tmp":                              "",
+		"server.log.1.tmp":                            "",
+		"server.log.old":                              "",
+		"server.log.":                                 "",
+		"server.log.-1":                               "",
+		"/a.1/server.log":                             "",
+		".1":                                          "",
+		"-":                                           "",
+	} {
+		live, _, compressed, ok := RolledName(name)
+		got := live
+		if compressed {
+			got += " (compressed)"
+		}
+		if ok != (want != "") || got != want {
+			t.Errorf("RolledName(%q) = %q, %v, %v; want %q", name, live, compressed, ok, want)
+		}
 	}
 }
+
+// risingPairs, the O(n log n) vote, counts what comparing every pair counts.
+func TestRisingPairsCountsEveryPair(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		rs := make([]ranked, rng.IntN(40))
+		for i := range rs {
+			rs[i] = ranked{n: rng.IntN(12), rank: int64(rng.IntN(8))}
+		}
+		want := 0
+		for i := range rs {
+			for j := range rs {
+				if rs[i].rank < rs[j].rank && rs[i].n != rs[j].n {
+					if rs[i].n < rs[j].n {
+						want++
+					} else {
+						want--
+					}
+				}
+			}
+		}
+		in := slices.Clone(rs)
+		if got := risingPairs(rs); got != want {
+			t.Fatalf("risingPairs(%v) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// Ordering 100,000 numbered siblings (a rotation with a retention that keeps
+// them) takes O(n log n), not the square: it compared every pair of numbers
+// once, 20 s per rotation. The bound leaves a loaded 2-core machine a wide
+// margin over what it takes (docs/benchmarks.md); the files are in memory
+// (mtimes chained within a second, first lines read) so the test measures
+// the ordering, not the disk.
+func TestOrderManyRolledSiblings(t *testing.T) {
+	const n = 100_000
+	base := time.Date(2025, 10, 16, 0, 0, 0, 0, time.UTC)
+	files := make([]*rolledFile, n)
+	for i := range files {
+		// log4j2's default numbering: .1 oldest.
+		files[i] = newRolledFile(fmt.Sprintf("server.log.%d", i+1), strconv.Itoa(i+1), fakeInfo{mtime: base.Add(time.Duration(i) * time.Microsecond)}, nil)
+		files[i].firstTime, files[i].firstKnown = base.Add(time.Duration(i)*time.Millisecond), true
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	rng.Shuffle(n, func(i, j int) { files[i], files[j] = files[j], files[i] })
+	start := time.Now()
+	orderRolled(files)
+	took := time.Since(start)
+	for i, rf := range files {
+		if rf.index != i+1 {
+			t.Fatalf("position %d holds %s", i, rf.name)
+		}
+	}
+	t.Logf("ordered %d siblings in %s", n, took)
+	if took > 5*time.Second {
+		t.Fatalf("ordering %d siblings took %s, want well under 5s", n, took)
+	}
+}
+
+// fakeInfo is an os.FileInfo with only a modification time.
+type fakeInfo struct {
+	os.FileInfo
+	mtime time.Time
+}
+
+func (f fakeInfo) ModTime() time.Time { return f.mtime }

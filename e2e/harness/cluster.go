@@ -46,6 +46,9 @@ type Options struct {
 	// ZooKeeper server instead of a KRaft controller quorum; Controllers is
 	// then ignored and the controller is one of the brokers (ControllerID).
 	ZooKeeper bool
+	// JVMArgs are added to every node's java command line, e.g. a system
+	// property such as Kafka 4's org.apache.kafka.sasl.oauthbearer.allowed.urls.
+	JVMArgs []string
 }
 
 // Cluster is a running KRaft cluster laid out as in production: three
@@ -354,12 +357,13 @@ func (c *Cluster) jvmArgs(n *Node) []string {
 	case RoleZooKeeper:
 		heap = []string{"-Xmx128m", "-Xms32m"}
 	}
-	return append(heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	args := append(heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Djava.awt.headless=true",
 		"-Dkafka.logs.dir="+n.LogDir,
 		n.loggingArg,
-		"-cp", filepath.Join(c.libs, "*"),
 	)
+	args = append(args, c.opts.JVMArgs...)
+	return append(args, "-cp", filepath.Join(c.libs, "*"))
 }
 
 // format runs Kafka's StorageTool on a node, as `kafka-storage.sh format`.

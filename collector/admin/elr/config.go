@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/kafkaauth"
 )
 
 // Config says how to reach the cluster, in plain values, so that the poller
@@ -16,10 +18,12 @@ import (
 type Config struct {
 	Seeds         []string      // bootstrap host:port
 	TLS           *tls.Config   // nil: plaintext
-	SASLMechanism string        // "", "plain", "scram-sha-256" or "scram-sha-512"
+	SASLMechanism string        // "", "plain", "scram-sha-256", "scram-sha-512", "oauthbearer" or "aws-msk-iam"
 	User          string        // SASL user
 	Password      string        // SASL password
 	Timeout       time.Duration // for a dial and for each request
+
+	Tokens *kafkaauth.TokenSource // oauthbearer, aws-msk-iam: the token source shared with sarama
 }
 
 // maxResponseBytes bounds what one response may make the client read. A full
@@ -63,8 +67,13 @@ func (c Config) clientOptions(maxReadBytes int32) ([]kgo.Opt, error) {
 		opts = append(opts, kgo.SASL(scram.Auth{User: c.User, Pass: c.Password}.AsSha256Mechanism()))
 	case "scram-sha-512":
 		opts = append(opts, kgo.SASL(scram.Auth{User: c.User, Pass: c.Password}.AsSha512Mechanism()))
+	case kafkaauth.MechanismOAuthBearer, kafkaauth.MechanismMSKIAM:
+		if c.Tokens == nil {
+			return nil, errors.New("elr: SASL " + c.SASLMechanism + " without a token source")
+		}
+		opts = append(opts, kgo.SASL(c.Tokens.Franz()))
 	default:
-		return nil, fmt.Errorf("elr: SASL mechanism %q: want plain, scram-sha-256 or scram-sha-512", c.SASLMechanism)
+		return nil, fmt.Errorf("elr: SASL mechanism %q: want plain, scram-sha-256, scram-sha-512, oauthbearer or aws-msk-iam", c.SASLMechanism)
 	}
 	return opts, nil
 }

@@ -1,0 +1,127 @@
+package kafkaauth
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+)
+
+// oidcFetcher asks an OIDC token endpoint for a token with the
+// client-credentials grant. The secret file is read on every fetch, so a
+// rotated Kubernetes Secret is picked up without a restart.
+//
+// One clientcredentials.Config is kept (TokenSource serializes the calls)
+// because it remembers which way of sending the credentials the endpoint
+// accepted: a new one would try the header, then the form, at every fetch.
+type oidcFetcher struct {
+	conf       clientcredentials.Config
+	secretFile string
+	client     *http.Client
+}
+
+func (f *oidcFetcher) fetch(ctx context.Context) (Token, error) {
+	secret, err := readSecret(f.secretFile)
+	if err != nil {
+		return Token{}, err
+	}
+	f.conf.ClientSecret = secret
+	t, err := f.conf.Token(context.WithValue(ctx, oauth2.HTTPClient, f.client))
+	if err != nil {
+		return Token{}, describeFetchError(err)
+	}
+	tok := Token{Value: t.AccessToken, Expiry: t.Expiry}
+	if exp, ok := jwtExpiry(t.AccessToken); ok && (tok.Expiry.IsZero() || exp.Before(tok.Expiry)) {
+		tok.Expiry = exp
+	}
+	return tok, nil
+}
+
+// describeFetchError says whether the endpoint refused (an OAuth error
+// answer) or could not be reached, in one line.
+func describeFetchError(err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		status := "no HTTP status"
+		if re.Response != nil {
+			status = re.Response.Status
+		}
+		what := re.ErrorCode
+		if re.ErrorDescription != "" {
+			what += ": " + re.ErrorDescription
+		}
+		if what == "" {
+			what = strings.Join(strings.Fields(string(re.Body)), " ")
+			if len(what) > 200 {
+				what = what[:200] + "…"
+			}
+		}
+		if re.ErrorCode == "invalid_client" || re.ErrorCode == "unauthorized_client" ||
+			(re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized) {
+			return fmt.Errorf("refused the client credentials (%s, %s)", status, what)
+		}
+		return fmt.Errorf("gave no token (%s, %s)", status, what)
+	}
+	return fmt.Errorf("unreachable or no valid answer: %w", err)
+}
+
+func readSecret(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--kafka.sasl.oauthbearer.client-secret-file: %w", err)
+	}
+	s := strings.TrimRight(string(b), "\r\n")
+	if s == "" {
+		return "", fmt.Errorf("--kafka.sasl.oauthbearer.client-secret-file %s is empty", path)
+	}
+	return s, nil
+}
+
+// jwtExpiry reads the exp claim of a JWT without verifying it (the broker
+// does that): the refresh is scheduled by it when the endpoint's expires_in
+// is missing or longer. An opaque token has none.
+func jwtExpiry(token string) (time.Time, bool) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return time.Time{}, false
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return time.Time{}, false
+	}
+	var claims struct {
+		Exp *json.Number `json:"exp"`
+	}
+	if json.Unmarshal(payload, &claims) != nil || claims.Exp == nil {
+		return time.Time{}, false
+	}
+	f, err := claims.Exp.Float64()
+	if err != nil || f <= 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, int64(f*float64(time.Second))), true
+}
+
+// endpointClient is the HTTP client of the token endpoint: the proxy from
+// the environment, and the trust of the Kafka TLS flags (CA file,
+// insecure-skip-verify) but neither their server name nor their client
+// certificate, which belong to the brokers.
+func endpointClient(kafkaTLS *tls.Config, timeout time.Duration) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if kafkaTLS != nil {
+		tc.RootCAs = kafkaTLS.RootCAs
+		tc.InsecureSkipVerify = kafkaTLS.InsecureSkipVerify //nolint:gosec // the explicit --kafka.tls.insecure-skip-verify
+	}
+	tr.TLSClientConfig = tc
+	return &http.Client{Transport: tr, Timeout: timeout}
+}
