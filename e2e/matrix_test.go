@@ -15,6 +15,9 @@ var (
 	kafkaCurrent = harness.Versions[0] // 4.4.0
 	kafkaELR     = "4.1.1"
 	kafka3       = "3.9.1"
+	// kafkaZooKeeper runs ZooKeeper mode (Options.ZooKeeper), only where it
+	// logs differently from KRaft: the controller's unclean election.
+	kafkaZooKeeper = kafka3
 
 	everyVersion = []string{kafkaCurrent, kafkaELR, kafka3}
 	logVersions  = []string{kafkaCurrent, kafka3}

@@ -2,6 +2,7 @@ package logparse
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -42,7 +43,7 @@ var invariantNeeds = [numInvariants]string{
 	MinISREnforced:          "no NotEnoughReplicas rejections found (INFO/ERROR; the cluster may be healthy)",
 	ISRAcksComplete:         "no ISR ack traces found (enable TRACE for kafka.cluster.Partition)",
 	NoTruncationBelowHW:     "no truncations found (INFO; no follower truncated)",
-	NoUncleanElection:       "no unclean election found (INFO; needs controller.log of a controller node)",
+	NoUncleanElection:       "no unclean election found (INFO; needs controller.log of a controller node, or the controller's state-change.log in ZooKeeper mode)",
 	HWStallUnderMinISR:      "no HW increments blocked under min ISR (TRACE for kafka.cluster.Partition, Kafka ≥3.7)",
 }
 
@@ -138,7 +139,8 @@ type Checker struct {
 	fileBroker map[string]int32 // broker id learned per file, for lines that name none (UnifiedLog)
 	lastBroker int32            // the only broker seen so far, or -1
 	unclean    map[uncleanKey]uncleanSeen
-	topicIDs   map[string]string // topic id → name, learned from lines that carry both
+	topicIDs   map[string]string      // topic id → name, learned from lines that carry both
+	zkISR      map[uncleanKey][]int32 // the ZooKeeper controller's last logged ISR per partition
 
 	// The last partition looked up: a busy log repeats one partition for
 	// several lines in a row (the TRACE/DEBUG lines of one produce).
@@ -159,6 +161,7 @@ func NewChecker() *Checker {
 		lastFileBroker: -1,
 		unclean:        make(map[uncleanKey]uncleanSeen),
 		topicIDs:       make(map[string]string),
+		zkISR:          make(map[uncleanKey][]int32),
 	}
 }
 
@@ -276,7 +279,28 @@ func (c *Checker) Observe(ev *Event, r *Result) {
 		c.truncation(ev, r)
 	case UncleanElection:
 		c.uncleanElection(ev, r)
+	case PartitionStateChange:
+		c.zkStateChange(ev, r)
 	}
+}
+
+// zkStateChange finds the unclean elections of a ZooKeeper-mode controller,
+// which logs none as such at INFO: a partition brought back from
+// OfflinePartition under a leader outside the last ISR it logged. Kafka 3.2+
+// marks that leaderRecoveryState=RECOVERING, which decides alone; before, the
+// new ISR must also be the leader alone (a clean election keeps the live ISR),
+// so that an expansion the controller did not log cannot look unclean.
+func (c *Checker) zkStateChange(ev *Event, r *Result) {
+	k := uncleanKey{ev.Topic, ev.Partition}
+	last, known := c.zkISR[k]
+	if ev.Reason == "OfflinePartition" {
+		r.Checked.add(NoUncleanElection)
+		outside := known && !slices.Contains(last, ev.Leader) && len(ev.ISR) == 1
+		if ev.Recovering || (!ev.HasRecoveryState && outside) {
+			c.uncleanElection(ev, r)
+		}
+	}
+	c.zkISR[k] = append(last[:0], ev.ISR...)
 }
 
 func (c *Checker) hwUpdate(ev *Event, r *Result) {

@@ -1,6 +1,9 @@
 package logparse
 
 import (
+	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -221,5 +224,47 @@ func TestCheckerShrinkCountedFromTheLeadersDecision(t *testing.T) {
 				t.Errorf("want %d shrinks / %d expands, got %d / %d", tt.wantShrink, tt.wantExpand, s, e)
 			}
 		})
+	}
+}
+
+// TestCheckerZooKeeperUncleanElection: a ZooKeeper-mode controller logs an
+// unclean election only as OfflinePartition → OnlinePartition with a leader
+// outside the last ISR it logged (RECOVERING from 3.2 on). Synthetic 2.8–3.5
+// lines and a real 3.9.1 controller's state-change.log (issue 20, item 3).
+func TestCheckerZooKeeperUncleanElection(t *testing.T) {
+	for file, want := range map[string][]string{
+		// orders-1: leader 3 was in the ISR [2,3] (clean); orders-0: 3 was not
+		// in [1]; payments-0: RECOVERING, repeated by the ISR change after it;
+		// payments-1: RECOVERED, no ISR known before (clean).
+		"testdata/zk-controller-2.8-3.5.log":            {"orders-0", "payments-0"},
+		"testdata/real-3.9.1-zk-unclean-controller.log": {"lost-0"},
+	} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, c := NewParser(time.UTC), NewChecker()
+		var got []string
+		checked := 0
+		for _, l := range strings.Split(string(data), "\n") {
+			ev, ok := p.parseLine([]byte(l))
+			if !ok {
+				continue
+			}
+			var r Result
+			c.Observe(&ev, &r)
+			if r.Checked.Has(NoUncleanElection) {
+				checked++
+			}
+			if r.NewUnclean != r.Violated.Has(NoUncleanElection) {
+				t.Errorf("%s: NewUnclean %v but violated %v", file, r.NewUnclean, r.Violated)
+			}
+			if r.NewUnclean {
+				got = append(got, fmt.Sprintf("%s-%d", ev.Topic, ev.Partition))
+			}
+		}
+		if !slices.Equal(got, want) || checked == 0 {
+			t.Errorf("%s: unclean elections %v (%d checked), want %v", file, got, checked, want)
+		}
 	}
 }

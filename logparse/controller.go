@@ -12,6 +12,8 @@ func (p *Parser) controller(ev *Event, m []byte) bool {
 	body := m
 	if rest, ok := cut(m, "[QuorumController id="); ok {
 		body = rest
+	} else if rest, ok := cut(m, "[Controller id="); ok {
+		return p.zkController(ev, rest)
 	} else if rest, ok := cut(m, "[Controller "); ok {
 		body = rest
 	}

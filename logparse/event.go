@@ -39,6 +39,7 @@ const (
 	ELRElection                  // elr_election: controller log, KIP-966
 	LeaderRecovering             // leader_recovering: "marked as RECOVERING" (state-change.log)
 	BrokerFenced                 // broker_fenced: controller log
+	PartitionStateChange         // partition_state_change: ZooKeeper controller's leader and ISR of a partition (state-change.log)
 	numTypes
 )
 
@@ -67,6 +68,7 @@ var typeNames = [numTypes]string{
 	ELRElection:             "elr_election",
 	LeaderRecovering:        "leader_recovering",
 	BrokerFenced:            "broker_fenced",
+	PartitionStateChange:    "partition_state_change",
 }
 
 // String returns the stable name of the type ("hw_update", …).
@@ -152,11 +154,13 @@ type Event struct {
 	HW int64
 	// isr_shrink: leader LEO; replica_leo: the follower's LEO.
 	LEO int64
-	// replica_leo: the follower; leader_start/follower_start/unclean_election/elr_election: new leader (-1 unknown).
+	// replica_leo: the follower; leader_start/follower_start/unclean_election/elr_election/partition_state_change:
+	// new leader (-1 unknown).
 	Replica int32
 	Leader  int32
 
-	// isr_update, leader_start, hw_blocked_under_min_isr, produce_rejected_min_isr (when printed): ISR members.
+	// isr_update, leader_start, hw_blocked_under_min_isr, produce_rejected_min_isr (when printed),
+	// partition_state_change: ISR members.
 	ISR []int32
 	// isr_shrink, isr_expand: ISR before and after.
 	FromISR, ToISR []int32
@@ -176,6 +180,9 @@ type Event struct {
 
 	// isr_update, leader_start: "(under-min-isr)" printed (Kafka ≥3.5).
 	UnderMinISR bool
+	// partition_state_change: leaderRecoveryState=RECOVERING, which the ZooKeeper controller sets on an unclean
+	// election (Kafka ≥3.2); HasRecoveryState: the line prints a leaderRecoveryState at all.
+	Recovering, HasRecoveryState bool
 	// produce_rejected_min_isr: ISR size (4.1+ prints it; ≤4.0 len of the set) and the min ISR required.
 	ISRSize int
 	MinISR  int
@@ -183,7 +190,8 @@ type Event struct {
 	NoEffect      bool
 	LargestOffset int64
 	// alter_partition_failed: error / reason text; fetcher_truncation: "high_watermark" or "leader_epoch";
-	// broker_fenced: the fenced broker id is in Replica.
+	// partition_state_change: the state the partition changed from ("OfflinePartition", …; empty for an ISR
+	// change); broker_fenced: the fenced broker id is in Replica.
 	Reason string
 }
 

@@ -107,6 +107,16 @@ func AppendJSON(dst []byte, ev *Event) []byte {
 		dst = appendInt(dst, "partition_epoch", ev.PartitionEpoch)
 	case ELRElection:
 		dst = appendInt(dst, "leader", int64(ev.Leader))
+	case PartitionStateChange:
+		dst = append(dst, `,"from_state":`...)
+		dst = appendString(dst, ev.Reason)
+		dst = appendInt(dst, "leader", int64(ev.Leader))
+		dst = appendInt(dst, "leader_epoch", ev.LeaderEpoch)
+		dst = appendInt(dst, "partition_epoch", ev.PartitionEpoch)
+		dst = appendInts(dst, "isr", ev.ISR)
+		if ev.HasRecoveryState {
+			dst = appendBool(dst, "recovering", ev.Recovering)
+		}
 	case BrokerFenced:
 		dst = appendInt(dst, "replica", int64(ev.Replica))
 		if ev.Epoch >= 0 {

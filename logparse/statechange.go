@@ -157,3 +157,123 @@ func (p *Parser) recovering(ev *Event, s []byte) bool {
 	ev.Type = LeaderRecovering
 	return true
 }
+
+// ZooKeeper-mode controller lines (Kafka ≤ 3.9), ident prefix
+// "[Controller id=N epoch=E] ", in the controller's state-change.log. An
+// unclean election writes no line of its own at INFO: it is a change from
+// OfflinePartition to OnlinePartition whose leader was not in the ISR (3.2+
+// also marks it leaderRecoveryState=RECOVERING). The Checker decides.
+
+// zkController parses what follows "[Controller id=".
+func (p *Parser) zkController(ev *Event, m []byte) bool {
+	var ok bool
+	if ev.Broker, m, ok = id(m); !ok {
+		return false
+	}
+	body, ok := skipTo(m, "] ")
+	if !ok {
+		return false
+	}
+	switch {
+	case hasPrefix(body, "Changed partition "):
+		return p.zkOnline(ev, body[len("Changed partition "):])
+	case hasPrefix(body, "Partition "):
+		return p.zkISRChange(ev, body[len("Partition "):])
+	}
+	return false
+}
+
+// zkOnline reads "t-0 from OfflinePartition to OnlinePartition with state
+// LeaderAndIsr(leader=2, leaderEpoch=3, isr=List(2), zkVersion=4)" (2.8–3.1),
+// "… isr=List(2), leaderRecoveryState=RECOVERING, partitionEpoch=4)" (3.2–3.5)
+// and "… isrWithBrokerEpoch=List(BrokerState(brokerId=2, brokerEpoch=-1)),
+// leaderRecoveryState=RECOVERING, partitionEpoch=4)" (3.6+).
+func (p *Parser) zkOnline(ev *Event, s []byte) bool {
+	tp, s := word(s)
+	s, ok := cut(s, " from ")
+	if !ok || !p.setTopicPartition(ev, tp) {
+		return false
+	}
+	from, s := word(s)
+	if s, ok = cut(s, " to OnlinePartition with state LeaderAndIsr("); !ok {
+		return false
+	}
+	ev.Reason = p.intern(from)
+	if ev.Leader, _, ok = idAfter(s, "leader="); !ok {
+		return false
+	}
+	ev.LeaderEpoch, _, _ = numAfter(s, "leaderEpoch=")
+	if rest, withEpochs := skipTo(s, "isrWithBrokerEpoch=List("); withEpochs {
+		end, _ := skipTo(rest, "), leaderRecoveryState=") // the list's end; nested parentheses
+		for list := rest[:len(rest)-len(end)]; ; {
+			var b int32
+			if b, list, ok = idAfter(list, "brokerId="); !ok {
+				break
+			}
+			p.isr = append(p.isr, b)
+		}
+	} else if rest, ok := skipTo(s, "isr="); ok {
+		body, _, ok := setBody(rest)
+		if !ok {
+			return false
+		}
+		if p.isr, _, ok = intList(p.isr, body); !ok {
+			return false
+		}
+	} else {
+		return false
+	}
+	ev.ISR = p.isr
+	if rest, ok := skipTo(s, "leaderRecoveryState="); ok {
+		ev.HasRecoveryState = true
+		ev.Recovering = hasPrefix(rest, "RECOVERING")
+	}
+	if v, _, ok := numAfter(s, "partitionEpoch="); ok {
+		ev.PartitionEpoch = v
+	} else if v, _, ok := numAfter(s, "zkVersion="); ok {
+		ev.PartitionEpoch = v
+	}
+	ev.Type = PartitionStateChange
+	return true
+}
+
+// zkISRChange reads "t-0 state changed to (Leader:3,ISR:3,LeaderRecoveryState:RECOVERED,
+// LeaderEpoch:2,ZkVersion:2,ControllerEpoch:1) after removing replica 2 from the ISR as part
+// of transition to OfflineReplica": the controller's own ISR change (no LeaderRecoveryState
+// before 3.2).
+func (p *Parser) zkISRChange(ev *Event, s []byte) bool {
+	tp, s := word(s)
+	s, ok := cut(s, " state changed to (Leader:")
+	if !ok || !p.setTopicPartition(ev, tp) {
+		return false
+	}
+	if ev.Leader, s, ok = id(s); !ok {
+		return false
+	}
+	if s, ok = cut(s, ",ISR:"); !ok {
+		return false
+	}
+	if p.isr, s, ok = intList(p.isr, s); !ok {
+		return false
+	}
+	ev.ISR = p.isr
+	ev.LeaderEpoch, _, _ = numAfter(s, "LeaderEpoch:")
+	if v, _, ok := numAfter(s, "ZkVersion:"); ok {
+		ev.PartitionEpoch = v
+	}
+	if rest, ok := skipTo(s, "LeaderRecoveryState:"); ok {
+		ev.HasRecoveryState = true
+		ev.Recovering = hasPrefix(rest, "RECOVERING")
+	}
+	ev.Type = PartitionStateChange
+	return true
+}
+
+// idAfter finds key in s and parses the broker id that follows it.
+func idAfter(s []byte, key string) (int32, []byte, bool) {
+	rest, ok := skipTo(s, key)
+	if !ok {
+		return 0, s, false
+	}
+	return id(rest)
+}

@@ -358,12 +358,13 @@ func TestVerifyRealBrokerLogs(t *testing.T) {
 		t.Fatalf("want the real-broker fixtures, found %d", len(logs))
 	}
 	wantFailed := map[string]string{
-		"real-3.9.1-unclean-controller.log": "no_unclean_election",
-		"real-4.1.1-unclean-controller.log": "no_unclean_election",
-		"real-3.9.1-unclean-old-leader.log": "no_truncation_below_hw",
-		"real-4.1.1-unclean-old-leader.log": "no_truncation_below_hw",
-		"real-4.4.0-unclean-controller.log": "no_unclean_election",
-		"real-4.4.0-unclean-old-leader.log": "no_truncation_below_hw",
+		"real-3.9.1-unclean-controller.log":    "no_unclean_election",
+		"real-4.1.1-unclean-controller.log":    "no_unclean_election",
+		"real-3.9.1-unclean-old-leader.log":    "no_truncation_below_hw",
+		"real-4.1.1-unclean-old-leader.log":    "no_truncation_below_hw",
+		"real-4.4.0-unclean-controller.log":    "no_unclean_election",
+		"real-4.4.0-unclean-old-leader.log":    "no_truncation_below_hw",
+		"real-3.9.1-zk-unclean-controller.log": "no_unclean_election", // ZooKeeper mode: state-change.log
 	}
 	for _, p := range logs {
 		_, rep := verifyJSON(t, p)

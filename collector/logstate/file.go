@@ -43,6 +43,11 @@ type LogFile struct {
 	eofSeq, heldAfter uint64
 	more, ended       bool
 
+	// reachedEnd is set at the first read to the end of the file; backlog
+	// is how many records it had read (or held) by then.
+	reachedEnd bool
+	backlog    uint64
+
 	applied    tail.Mark // end of the last record whose effects are applied
 	appliedSet bool
 	nRecords   uint64 // records applied (events and the records between them)
@@ -123,6 +128,13 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 	f.more = more
 	if !more {
 		f.eofSeq = seq
+		if !f.reachedEnd {
+			// The backlog: the records read so far and the one held.
+			f.reachedEnd, f.backlog = true, f.emitted
+			if f.splitter.Pending() {
+				f.backlog++
+			}
+		}
 	}
 	if errors.Is(err, io.EOF) { // a pipe ended: nothing can complete a held record
 		f.ended = true
@@ -200,6 +212,12 @@ func (f *LogFile) slot() *pending {
 		f.queue = append(f.queue, pending{})[:len(f.queue)]
 	}
 	return &f.queue[:len(f.queue)+1][len(f.queue)]
+}
+
+// caughtUp reports whether the records found before the file was first read
+// to its end are all applied.
+func (f *LogFile) caughtUp() bool {
+	return f.ended || f.reachedEnd && f.nRecords >= f.backlog
 }
 
 // next is the oldest event read and not applied, or nil.

@@ -26,6 +26,8 @@ const (
 	LeaderTransitions
 	FollowerTransitions
 	AlterPartitionFailures
+	HWLowered
+	HWLoweredOffsets
 	NumCounters
 )
 
@@ -304,6 +306,12 @@ func (s *Store) apply(ev *logparse.Event) {
 		p.setHW(ev.HW)
 	case logparse.HWNonMonotonic:
 		p.setHW(ev.To) // a follower's HW lowered by truncation
+		// Kafka's own account of committed offsets this replica gave up: the
+		// old leader's only line about a loss that happened while it was away.
+		if ev.From > ev.To {
+			c[HWLowered]++
+			c[HWLoweredOffsets] += uint64(ev.From - ev.To)
+		}
 	case logparse.ISRShrink:
 		// Proposed, not committed: the controller may never answer. Only the
 		// leader logs it, which is all a sidecar started after the election

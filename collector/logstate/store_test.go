@@ -276,3 +276,28 @@ func TestStoreCountsISRChangesTheLogDoesNotShow(t *testing.T) {
 		t.Errorf("want the logged expansion counted once, got %d shrinks, %d expands", sh, ex)
 	}
 }
+
+// TestStoreCountsLoweredHighWatermarks: the old leader's WARN on its return
+// is counted per partition, with the offsets it gave up (issue 20).
+func TestStoreCountsLoweredHighWatermarks(t *testing.T) {
+	s := NewStore(nil)
+	const warn = "[2026-11-30 10:00:0%s,000] WARN [UnifiedLog partition=%s, dir=/var/kafka] Non-monotonic update of high watermark from (offset=%s, segment=[0:1]) to (offset=%s, segment=[0:1]) (org.apache.kafka.storage.internals.log.UnifiedLog)"
+	applyLines(t, s,
+		line(warn, "1", "orders-0", "3415", "1303"),
+		line(warn, "2", "orders-1", "20", "10"),
+		line(warn, "3", "orders-0", "1400", "1390"),
+	)
+	got := partitions(s)
+	for k, want := range map[logparse.PartitionKey][2]uint64{
+		{Topic: "orders", Partition: 0}: {2, 2112 + 10},
+		{Topic: "orders", Partition: 1}: {1, 10},
+	} {
+		c := got[k].Counters
+		if c[HWLowered] != want[0] || c[HWLoweredOffsets] != want[1] {
+			t.Errorf("%v: lowered %d, offsets %d; want %d, %d", k, c[HWLowered], c[HWLoweredOffsets], want[0], want[1])
+		}
+	}
+	if p := got[logparse.PartitionKey{Topic: "orders", Partition: 0}]; !p.HasHW || p.HW != 1390 {
+		t.Errorf("orders-0 HW %d (%v), want 1390", p.HW, p.HasHW)
+	}
+}

@@ -26,7 +26,7 @@ type Stream struct {
 	batch storeBatch
 	seq   uint64 // reads so far: the watermark's clock
 
-	caughtUp atomic.Bool  // every file has been read to its end once
+	caughtUp atomic.Bool  // every file's backlog found at start is applied
 	lastTime atomic.Int64 // log time (unix ns) of the last event applied
 	atEnd    atomic.Bool  // at the last step, every file had been read to its end
 }
@@ -68,7 +68,7 @@ func (s *Stream) Step() bool {
 	now := time.Now()
 	s.store.Tick(now)
 	progress := false
-	atEnd := true
+	atEnd, caughtUp := true, true
 	for _, f := range s.files {
 		if f.next() == nil && s.read(f, now) {
 			progress = true
@@ -112,9 +112,10 @@ func (s *Stream) Step() bool {
 		if f.more || f.eofSeq == 0 && !f.ended {
 			atEnd = false
 		}
+		caughtUp = caughtUp && f.caughtUp()
 	}
 	s.atEnd.Store(atEnd)
-	if atEnd {
+	if caughtUp {
 		s.caughtUp.Store(true)
 	}
 	return progress
@@ -160,8 +161,8 @@ func (s *Stream) blocker(i int) int {
 // Files are the stream's files, in the order given.
 func (s *Stream) Files() []*LogFile { return s.files }
 
-// CaughtUp reports whether every file has been read to its end at least once:
-// the backlog found at start is applied.
+// CaughtUp reports whether the backlog found at start is applied: every file
+// was read to its end, and every record it held then was applied.
 func (s *Stream) CaughtUp() bool { return s.caughtUp.Load() }
 
 // BehindSeconds is how far the applied log time is behind now while a file

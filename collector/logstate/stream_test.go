@@ -103,3 +103,22 @@ func TestCatchUpHoldsABoundedQueue(t *testing.T) {
 		t.Error("want caught up")
 	}
 }
+
+// Caught up means applied, not only read: the last record of the backlog,
+// held until the file is quiet for a poll interval, must be applied first.
+func TestCaughtUpWaitsForTheHeldRecord(t *testing.T) {
+	server := filepath.Join(t.TempDir(), "server.log")
+	appendLines(t, server, line(isrUpd, "1", "orders-0", "1,2,3", "5"), line(isrUpd, "2", "orders-0", "1,2", "6"))
+	s := NewStore(nil)
+	f := NewLogFile(server, LogFileOptions{FromBeginning: true, Location: time.UTC, PollInterval: time.Hour})
+	stream := NewStream(s, []*LogFile{f}, time.Hour)
+	stream.Step()
+	if stream.CaughtUp() {
+		t.Fatal("want not caught up while the backlog's last record is held")
+	}
+	f.quiet = 0 // the poll interval has passed
+	stream.Step()
+	if !stream.CaughtUp() || f.Stats().Records != 2 {
+		t.Errorf("want caught up with both records applied, got %v, %d records", stream.CaughtUp(), f.Stats().Records)
+	}
+}

@@ -42,6 +42,10 @@ type Options struct {
 	// on a port of its own) after BrokerConfig.
 	NodeConfig   func(n *Node) map[string]string
 	StartTimeout time.Duration // per start/restart (default 2 minutes)
+	// ZooKeeper runs the brokers in ZooKeeper mode (Kafka ≤ 3.9) beside one
+	// ZooKeeper server instead of a KRaft controller quorum; Controllers is
+	// then ignored and the controller is one of the brokers (ControllerID).
+	ZooKeeper bool
 	// JVMArgs are added to every node's java command line, e.g. a system
 	// property such as Kafka 4's org.apache.kafka.sasl.oauthbearer.allowed.urls.
 	JVMArgs []string
@@ -58,6 +62,7 @@ type Cluster struct {
 	clusterID   string
 	nodes       []*Node // the brokers, by id
 	controllers []*Node
+	zk          *Node // the ZooKeeper server in ZooKeeper mode, else nil
 }
 
 // brokerCount is fixed: the scenarios and their assertions name brokers 1, 2, 3.
@@ -73,8 +78,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Version == "" {
 		opts.Version = Versions[0]
 	}
-	if opts.Controllers <= 0 {
-		opts.Controllers = 1
+	if opts.Controllers <= 0 || opts.ZooKeeper {
+		opts.Controllers = 1 // in ZooKeeper mode: the ZooKeeper server's port
+	}
+	if opts.ZooKeeper && !supportsZooKeeper(opts.Version) {
+		return nil, fmt.Errorf("Kafka %s has no ZooKeeper mode (removed in 4.0)", opts.Version)
 	}
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 2 * time.Minute
@@ -110,7 +118,14 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			DataDir: filepath.Join(dir, "data"), cluster: c}
 	}
 	var voters []string
+	if opts.ZooKeeper {
+		c.zk = newNode(zooKeeperID, RoleZooKeeper)
+		c.zk.ControllerAddr = fmt.Sprintf("127.0.0.1:%d", ports[brokerCount])
+	}
 	for i := range opts.Controllers {
+		if opts.ZooKeeper {
+			break
+		}
 		n := newNode(int32(firstControllerID+i), RoleController)
 		n.ControllerAddr = fmt.Sprintf("127.0.0.1:%d", ports[brokerCount+i])
 		c.controllers = append(c.controllers, n)
@@ -139,6 +154,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			}
 		}
 		props := serverProperties(n, strings.Join(voters, ","), extra)
+		if n.Role == RoleZooKeeper {
+			props = zooKeeperProperties(n)
+		}
 		if err := os.WriteFile(n.propertiesPath(), []byte(props), 0o644); err != nil {
 			return nil, err
 		}
@@ -147,14 +165,27 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 	c.logf("Kafka %s, cluster %s in %s", opts.Version, c.clusterID, opts.Dir)
-	if err := forEach(c.all(), func(n *Node) error { return c.format(ctx, n) }); err != nil {
-		return nil, err
+	if c.zk == nil {
+		if err := forEach(c.all(), func(n *Node) error { return c.format(ctx, n) }); err != nil {
+			return nil, err
+		}
 	}
 	defer func() {
 		if err != nil {
 			c.Close()
 		}
 	}()
+	if c.zk != nil {
+		// A broker gives up on ZooKeeper after zookeeper.connection.timeout.ms:
+		// the server first.
+		if err := c.zk.start(); err != nil {
+			return nil, err
+		}
+		if err := waitPort(ctx, c.zk, c.zk.ControllerAddr); err != nil {
+			return nil, err
+		}
+		return c, c.startBrokers(ctx)
+	}
 	// Brokers retry the quorum until it answers, so all start at once.
 	if err := forEach(c.all(), func(n *Node) error { return n.start() }); err != nil {
 		return nil, err
@@ -221,6 +252,17 @@ func (c *Cluster) Close() {
 	stop := func(n *Node) error { return n.stop(context.Background(), syscall.SIGTERM, 15*time.Second) }
 	_ = forEach(c.nodes, stop)
 	_ = forEach(c.controllers, stop)
+	if c.zk != nil {
+		_ = stop(c.zk)
+	}
+}
+
+// startBrokers starts the brokers and waits until they are registered.
+func (c *Cluster) startBrokers(ctx context.Context) error {
+	if err := forEach(c.nodes, func(n *Node) error { return n.start() }); err != nil {
+		return err
+	}
+	return c.WaitReady(ctx)
 }
 
 // Version is the Kafka version the cluster runs.
@@ -247,9 +289,13 @@ func (c *Cluster) Node(id int32) *Node {
 	panic(fmt.Sprintf("harness: no node %d", id))
 }
 
-// all lists the controllers, then the brokers.
+// all lists the ZooKeeper server or the controllers, then the brokers.
 func (c *Cluster) all() []*Node {
-	return append(slices.Clone(c.controllers), c.nodes...)
+	out := slices.Clone(c.controllers)
+	if c.zk != nil {
+		out = append(out, c.zk)
+	}
+	return append(out, c.nodes...)
 }
 
 // Bootstrap lists the PLAINTEXT addresses of the running, unpaused nodes.
@@ -305,8 +351,11 @@ func (c *Cluster) jvmArgs(n *Node) []string {
 	// A controller holds only the cluster metadata: a quarter of a broker's
 	// heap is plenty.
 	heap := []string{"-Xmx512m", "-Xms128m"}
-	if n.Role == RoleController {
+	switch n.Role {
+	case RoleController:
 		heap = []string{"-Xmx256m", "-Xms64m"}
+	case RoleZooKeeper:
+		heap = []string{"-Xmx128m", "-Xms32m"}
 	}
 	args := append(heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Djava.awt.headless=true",

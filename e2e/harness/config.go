@@ -49,6 +49,9 @@ func serverProperties(n *Node, voters string, extra map[string]string) string {
 		props["inter.broker.listener.name"] = "PLAINTEXT"
 		props["listener.security.protocol.map"] = "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
 	}
+	if n.cluster != nil && n.cluster.zk != nil && n.Role == RoleBroker {
+		zooKeeperBrokerProperties(props, n, n.cluster.zk.ControllerAddr)
+	}
 	for k, v := range extra {
 		props[k] = v
 	}

@@ -7,6 +7,14 @@
 //
 // It is usable from tests (StartT) and from ordinary programs (Start).
 //
+// Options.ZooKeeper runs a ZooKeeper-mode cluster instead (Kafka ≤ 3.9): the
+// same three brokers, with zookeeper.connect and no process.roles, beside one
+// standalone ZooKeeper server (node 100, QuorumPeerMain from Kafka's own jars,
+// its AdminServer off so it does not take port 8080,
+// zookeeper.session.timeout.ms=6000 so a killed broker's leaderships move
+// about as soon as KRaft fencing moves them). The controller is then one of
+// the brokers (ControllerID).
+//
 // The node configuration follows a plain production setup
 // (min.insync.replicas=2, default.replication.factor=3, internal topics with
 // RF 3 / min ISR 2), with these deliberate changes to keep scenarios short and

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -129,5 +130,31 @@ func TestFreePortsDistinct(t *testing.T) {
 	slices.Sort(ports)
 	if len(slices.Compact(ports)) != 6 {
 		t.Errorf("freePorts(6) = %v: not distinct", ports)
+	}
+}
+
+func TestZooKeeperProperties(t *testing.T) {
+	c := &Cluster{}
+	c.zk = &Node{ID: zooKeeperID, Role: RoleZooKeeper, ControllerAddr: "127.0.0.1:2181", DataDir: "/zk", cluster: c}
+	broker := &Node{ID: 2, Role: RoleBroker, BrokerAddr: "127.0.0.1:1001", DataDir: "/d", cluster: c}
+	props := serverProperties(broker, "", nil)
+	for _, want := range []string{"broker.id=2\n", "zookeeper.connect=127.0.0.1:2181\n", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT\n"} {
+		if !strings.Contains(props, want) {
+			t.Errorf("ZooKeeper-mode broker lacks %q:\n%s", want, props)
+		}
+	}
+	for _, kraft := range []string{"process.roles", "controller.quorum.voters", "controller.listener.names", "node.id"} {
+		if strings.Contains(props, kraft+"=") {
+			t.Errorf("ZooKeeper-mode broker has %s:\n%s", kraft, props)
+		}
+	}
+	zk := zooKeeperProperties(c.zk)
+	for _, want := range []string{"clientPort=2181\n", "dataDir=/zk\n", "admin.enableServer=false\n"} {
+		if !strings.Contains(zk, want) {
+			t.Errorf("zookeeper.properties lacks %q:\n%s", want, zk)
+		}
+	}
+	if _, err := Start(context.Background(), Options{Version: "4.4.0", ZooKeeper: true, Dir: t.TempDir(), LibsDir: t.TempDir()}); err == nil {
+		t.Error("ZooKeeper mode on Kafka 4.4.0 started")
 	}
 }

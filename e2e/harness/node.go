@@ -101,7 +101,11 @@ func (n *Node) start() error {
 		return err
 	}
 	defer console.Close() // the child keeps its own copy
-	args := append(c.jvmArgs(n), "kafka.Kafka", n.propertiesPath())
+	main := "kafka.Kafka"
+	if n.Role == RoleZooKeeper {
+		main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+	}
+	args := append(c.jvmArgs(n), main, n.propertiesPath())
 	cmd := exec.Command(c.java, args...)
 	cmd.Dir = n.Dir
 	cmd.Stdout, cmd.Stderr = console, console

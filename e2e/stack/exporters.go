@@ -21,6 +21,10 @@ type Exporter struct {
 // Close stops the exporter.
 func (e *Exporter) Close() { e.proc.stop() }
 
+// Kill stops the exporter with SIGKILL, as a crash or an OOM kill would: no
+// position is saved on the way out.
+func (e *Exporter) Kill() { e.proc.kill() }
+
 // Exporters are the sidecars of a cluster, ordered by node id.
 type Exporters []*Exporter
 

@@ -60,6 +60,14 @@ func (p *process) stop() {
 	})
 }
 
+// kill sends SIGKILL to the process group and waits for the exit.
+func (p *process) kill() {
+	p.once.Do(func() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
+	})
+}
+
 // logTail returns the end of the process's output, for error messages.
 func (p *process) logTail() string {
 	b, err := os.ReadFile(p.logPath)
