@@ -200,7 +200,7 @@ func TestPollerStallCause(t *testing.T) {
 			p.ISR = []int32{p.Leader}
 		}
 	})
-	view := fakeLogView{{Topic: "orders", Partition: 1}: {pendingShrink: true}}
+	view := fakeLogStore{{Topic: "orders", Partition: 1}: {pendingShrink: true}}
 	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{LogStore: view}, nil)
 	causes := func() string {
 		return table(a.Snapshot(), func(p *Partition) any { return fmt.Sprint(p.Stalled, p.StallCause) })
@@ -297,7 +297,7 @@ func TestPollerTopicFilter(t *testing.T) {
 	var exists []string
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{
 		TopicFilter: func(topic string) bool { return topic != "ignored" },
-		LogStore: retainSpy{fakeLogView{}, func(exist func(string) bool, _ func(logparse.PartitionKey) bool) {
+		LogStore: retainSpy{fakeLogStore{}, func(exist func(string) bool, _ func(logparse.PartitionKey) bool) {
 			exists = exists[:0]
 			for _, t := range []string{"orders", "ignored", "never"} {
 				if exist(t) {
@@ -319,7 +319,7 @@ func TestPollerTopicFilter(t *testing.T) {
 func TestPollerTellsTheLogStore(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", nil, 0, 1, 2, 1)
-	view := fakeLogView{}
+	view := fakeLogStore{}
 	var hostedOrders1 bool
 	a, _ := newTestPoller(t, f.C.ListenAddrs()[1:2], 1, ScopeLeader, Options{
 		LogStore: retainSpy{view, func(_ func(string) bool, hosted func(logparse.PartitionKey) bool) {
@@ -472,7 +472,7 @@ func TestPollerNeverConnected(t *testing.T) {
 func TestPollerLogView(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", map[string]string{"min.insync.replicas": "2"}, 0, 0)
-	view := fakeLogView{
+	view := fakeLogStore{
 		// Newer than any refresh: the log saw a shrink Metadata has not.
 		{Topic: "orders", Partition: 0}: {isr: 1, isrAt: testEpoch.Add(time.Hour), epoch: 2, epochAt: testEpoch.Add(time.Hour)},
 		// Older than the refresh: Metadata wins.
@@ -563,7 +563,7 @@ func TestPollerReadOnlyByDefault(t *testing.T) {
 	}
 }
 
-type logViewEntry struct {
+type logStoreEntry struct {
 	isr           int
 	isrAt         time.Time
 	epoch         int64
@@ -572,19 +572,19 @@ type logViewEntry struct {
 	observed      int // the last ObserveISR size
 }
 
-type fakeLogView map[logparse.PartitionKey]logViewEntry
+type fakeLogStore map[logparse.PartitionKey]logStoreEntry
 
-func (v fakeLogView) LogPartitionState(topic string, partition int32) (int, time.Time, int64, time.Time, bool) {
+func (v fakeLogStore) LogPartitionState(topic string, partition int32) (int, time.Time, int64, time.Time, bool) {
 	e, ok := v[logparse.PartitionKey{Topic: topic, Partition: partition}]
 	return e.isr, e.isrAt, e.epoch, e.epochAt, ok
 }
 
-func (v fakeLogView) PendingISRShrink(topic string, partition int32) bool {
+func (v fakeLogStore) PendingISRShrink(topic string, partition int32) bool {
 	return v[logparse.PartitionKey{Topic: topic, Partition: partition}].pendingShrink
 }
 
 // ObserveISR records the last Metadata ISR handed over, as observed.
-func (v fakeLogView) ObserveISR(topic string, partition int32, size int) {
+func (v fakeLogStore) ObserveISR(topic string, partition int32, size int) {
 	k := logparse.PartitionKey{Topic: topic, Partition: partition}
 	e := v[k]
 	e.observed = size
@@ -592,11 +592,11 @@ func (v fakeLogView) ObserveISR(topic string, partition int32, size int) {
 }
 
 // Retain is told nothing a test looks at.
-func (v fakeLogView) Retain(func(string) bool, func(logparse.PartitionKey) bool) {}
+func (v fakeLogStore) Retain(func(string) bool, func(logparse.PartitionKey) bool) {}
 
-// retainSpy is a fakeLogView that hands what Retain is told to retain.
+// retainSpy is a fakeLogStore that hands what Retain is told to retain.
 type retainSpy struct {
-	fakeLogView
+	fakeLogStore
 	retain func(exists func(string) bool, hosted func(logparse.PartitionKey) bool)
 }
 
