@@ -147,7 +147,8 @@ func startFixtureSidecar(t *testing.T, addr string, extra ...string) (*sidecar, 
 		"--log.file=" + fx + "server.log", "--log.file=" + fx + "state-change.log", "--log.file=" + fx + "controller.log",
 		"--log.from-beginning", "--log.poll-interval=20ms",
 		"--kafka.server=" + addr, "--kafka.broker-id=0",
-		"--web.disable-exporter-metrics"}, refreshOnce(extra)...)...)
+		"--web.disable-exporter-metrics",
+	}, refreshOnce(extra)...)...)
 	wantRecords := map[string]uint64{fx + "server.log": 26, fx + "state-change.log": 5, fx + "controller.log": 3}
 	waitFor(t, "the fixture logs read and the first admin refresh", 20*time.Second, func() bool {
 		for _, f := range sc.files {
