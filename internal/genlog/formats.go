@@ -25,7 +25,8 @@ var (
 	// One produce batch on the leader, replicated to the followers (TRACE/DEBUG).
 	hwSkip = format{
 		"TRACE", partitionLogger,
-		"[Partition %s-%d broker=%d] Skipping update high watermark since new hw (offset=%d, segment=[%d:%d]) is not larger than old value. All current LEOs are Set(%s)",
+		"[Partition %s-%d broker=%d] Skipping update high watermark since new hw (offset=%d, segment=[%d:%d]) is not " +
+			"larger than old value. All current LEOs are Set(%s)",
 		logparse.HWSkip,
 	}
 	ackProgress = format{
@@ -53,7 +54,8 @@ var (
 	// the leader through the metadata before the AlterPartition answer.
 	isrShrink = format{
 		"INFO", partitionLogger,
-		"[Partition %s-%d broker=%d] Shrinking ISR from %s to %s. Leader: (highWatermark: %d, endOffset: %d). Out of sync replicas: (brokerId: %d, endOffset: %d, lastCaughtUpTimeMs: %d).",
+		"[Partition %s-%d broker=%d] Shrinking ISR from %s to %s. Leader: (highWatermark: %d, endOffset: %d). Out of " +
+			"sync replicas: (brokerId: %d, endOffset: %d, lastCaughtUpTimeMs: %d).",
 		logparse.ISRShrink,
 	}
 	isrUpdate = format{
@@ -63,12 +65,19 @@ var (
 	}
 	submitExpand = format{
 		"DEBUG", partitionLogger,
-		"[Partition %s-%d broker=%d] Submitting ISR state change PendingExpandIsr(newInSyncReplicaId=%d, sentLeaderAndIsr=LeaderAndIsr(leader=%d, leaderEpoch=%d, isrWithBrokerEpoch=[%s], leaderRecoveryState=RECOVERED, partitionEpoch=%d), leaderRecoveryState=RECOVERED, lastCommittedState=CommittedPartitionState(isr=Set(%s), leaderRecoveryState=RECOVERED))",
+		"[Partition %s-%d broker=%d] Submitting ISR state change PendingExpandIsr(newInSyncReplicaId=%d, " +
+			"sentLeaderAndIsr=LeaderAndIsr(leader=%d, leaderEpoch=%d, isrWithBrokerEpoch=[%s], " +
+			"leaderRecoveryState=RECOVERED, partitionEpoch=%d), leaderRecoveryState=RECOVERED, " +
+			"lastCommittedState=CommittedPartitionState(isr=Set(%s), leaderRecoveryState=RECOVERED))",
 		logparse.TypeNone,
 	}
 	isrExpand = format{
 		"DEBUG", partitionLogger,
-		"[Partition %s-%d broker=%d] Ignoring failed ISR update to PendingExpandIsr(newInSyncReplicaId=%d, sentLeaderAndIsr=LeaderAndIsr(leader=%d, leaderEpoch=%d, isrWithBrokerEpoch=[%s], leaderRecoveryState=RECOVERED, partitionEpoch=%d), leaderRecoveryState=RECOVERED, lastCommittedState=CommittedPartitionState(isr=Set(%s), leaderRecoveryState=RECOVERED)) since we have already updated state to CommittedPartitionState(isr=Set(%s), leaderRecoveryState=RECOVERED)",
+		"[Partition %s-%d broker=%d] Ignoring failed ISR update to PendingExpandIsr(newInSyncReplicaId=%d, " +
+			"sentLeaderAndIsr=LeaderAndIsr(leader=%d, leaderEpoch=%d, isrWithBrokerEpoch=[%s], " +
+			"leaderRecoveryState=RECOVERED, partitionEpoch=%d), leaderRecoveryState=RECOVERED, " +
+			"lastCommittedState=CommittedPartitionState(isr=Set(%s), leaderRecoveryState=RECOVERED)) since we have already " +
+			"updated state to CommittedPartitionState(isr=Set(%s), leaderRecoveryState=RECOVERED)",
 		logparse.ISRExpand,
 	}
 
@@ -79,17 +88,20 @@ var (
 		"[ReplicaManager broker=%d] Error processing append operation on partition %s:%s-%d",
 		logparse.ProduceRejectedMinISR,
 	}
-	notEnoughReplicas = "org.apache.kafka.common.errors.NotEnoughReplicasException: The size of the current ISR : %d is insufficient to satisfy the min.isr requirement of %d for partition %s-%d, live replica(s) broker.id are : Set(%s)"
+	notEnoughReplicas = "org.apache.kafka.common.errors.NotEnoughReplicasException: The size of the current ISR : %d is insufficient " +
+		"to satisfy the min.isr requirement of %d for partition %s-%d, live replica(s) broker.id are : Set(%s)"
 
 	// A leadership bounce: the broker follows, truncates to its HW, leads again.
 	followerStart = format{
 		"INFO", stateLogger,
-		"[Broker id=%d] Follower %s-%d starts at leader epoch %d from offset %d with partition epoch %d and high watermark %d. Current leader is %d. Previous leader Some(%d) and previous leader epoch was %d.",
+		"[Broker id=%d] Follower %s-%d starts at leader epoch %d from offset %d with partition epoch %d and high " +
+			"watermark %d. Current leader is %d. Previous leader Some(%d) and previous leader epoch was %d.",
 		logparse.FollowerStart,
 	}
 	fetcherTruncation = format{
 		"INFO", fetcherLogger,
-		"[ReplicaFetcher replicaId=%d, leaderId=%d, fetcherId=0] Truncating partition %s-%d with TruncationState(offset=%d, completed=true) due to local high watermark %d",
+		"[ReplicaFetcher replicaId=%d, leaderId=%d, fetcherId=0] Truncating partition %s-%d with " +
+			"TruncationState(offset=%d, completed=true) due to local high watermark %d",
 		logparse.FetcherTruncation,
 	}
 	logTruncation = format{
@@ -99,7 +111,9 @@ var (
 	}
 	leaderStart = format{
 		"INFO", stateLogger,
-		"[Broker id=%d] Leader %s-%d with topic id Some(%s) starts at leader epoch %d from offset %d with partition epoch %d, high watermark %d, ISR [%s], adding replicas [] and removing replicas [] . Previous leader Some(%d) and previous leader epoch was %d.",
+		"[Broker id=%d] Leader %s-%d with topic id Some(%s) starts at leader epoch %d from offset %d with partition " +
+			"epoch %d, high watermark %d, ISR [%s], adding replicas [] and removing replicas [] . Previous leader Some(%d) " +
+			"and previous leader epoch was %d.",
 		logparse.LeaderStart,
 	}
 
