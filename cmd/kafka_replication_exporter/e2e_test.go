@@ -325,7 +325,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	if got := status("/-/ready"); got != http.StatusServiceUnavailable {
 		t.Errorf("want not ready (503) while the log file does not exist, got %d", got)
 	}
-	os.WriteFile(dir+"/server.log", []byte("[2026-11-30 10:00:00,001] INFO hello (x)\n"), 0o644)
+	writeFile(t, dir+"/server.log", []byte("[2026-11-30 10:00:00,001] INFO hello (x)\n"), 0o644)
 	waitFor(t, "ready once the file exists", 10*time.Second, func() bool { return status("/-/ready") == http.StatusOK })
 	if got := status("/"); got != http.StatusOK {
 		t.Errorf("want a landing page, got %d", got)
