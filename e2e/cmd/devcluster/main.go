@@ -316,12 +316,13 @@ func serveReceiver() (string, error) {
 		return "", err
 	}
 	hook := stack.NewWebhook()
-	go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hook.ServeHTTP(w, r)
 		if notes, _ := hook.Notifications(); len(notes) > 0 {
 			log.Printf("alert notification: %s", notes[len(notes)-1])
 		}
-	}))
+	})
+	go func() { log.Printf("webhook receiver stopped: %v", http.Serve(l, handler)) }()
 	return "http://" + l.Addr().String() + "/", nil
 }
 
