@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
@@ -55,8 +56,10 @@ func TestAlertLoop(t *testing.T) {
 	c := harness.StartT(t, harness.Options{Version: kafkaCurrent, LogLevels: map[string]string{"kafka.cluster.Partition": "DEBUG"}})
 	const busy, quiet = "busy", "quiet"
 	for _, topic := range []string{busy, quiet} {
-		must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}},
-			Configs: map[string]string{"min.insync.replicas": "2"}}))
+		must(t, c.CreateTopic(ctx, harness.Topic{
+			Name: topic, Assignment: [][]int32{{1, 2, 3}},
+			Configs: map[string]string{"min.insync.replicas": "2"},
+		}))
 		produceOK(ctx, t, c, topic, 5, sarama.WaitForAll)
 	}
 
@@ -226,9 +229,11 @@ func flattenPanels(ps []dashPanel) []dashPanel {
 // e2e/render, a module of its own (the plotting library stays out of the
 // exporter's go.mod), so it runs as "go run ." in that directory.
 func renderDashboard(t *testing.T, promURL string, from time.Time, marks map[string]time.Time) {
-	args := []string{"run", ".", "-prometheus", promURL,
+	args := []string{
+		"run", ".", "-prometheus", promURL,
 		"-dashboard", "../../dashboards/kafka-replication-overview.json", "-out", "../../docs/dashboard.png",
-		"-start", fmt.Sprint(from.Unix()), "-end", fmt.Sprint(time.Now().Unix())}
+		"-start", fmt.Sprint(from.Unix()), "-end", fmt.Sprint(time.Now().Unix()),
+	}
 	for label, at := range marks {
 		if !at.IsZero() {
 			args = append(args, "-mark", fmt.Sprintf("%d:%s", at.Unix(), label))

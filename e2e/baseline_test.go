@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/IBM/sarama"
+
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 )
 
@@ -14,8 +15,10 @@ import (
 // progress) and every broker's log passes verify.
 func testBaseline(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	const topic, messages = "baseline", 50
-	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}},
-		Configs: map[string]string{"min.insync.replicas": "2"}}))
+	must(t, c.CreateTopic(ctx, harness.Topic{
+		Name: topic, Assignment: [][]int32{{1, 2, 3}},
+		Configs: map[string]string{"min.insync.replicas": "2"},
+	}))
 	// Only after a partition exists on a broker does its Partition logger
 	// exist; before, Kafka rejects the change ("Logger … does not exist!").
 	must(t, c.SetLogLevelAll(ctx, "kafka.cluster.Partition", "TRACE"))

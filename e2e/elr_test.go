@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
@@ -52,8 +53,10 @@ const (
 func startELRTopics(ctx context.Context, t *testing.T, c *harness.Cluster) *sidecars {
 	t.Helper()
 	for topic, minISR := range map[string]string{elrTopic: "2", singleTopic: "1"} {
-		must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}},
-			Configs: map[string]string{"min.insync.replicas": minISR}}))
+		must(t, c.CreateTopic(ctx, harness.Topic{
+			Name: topic, Assignment: [][]int32{{1, 2, 3}},
+			Configs: map[string]string{"min.insync.replicas": minISR},
+		}))
 		produceOK(ctx, t, c, topic, 10, sarama.WaitForAll)
 	}
 	es, err := stack.StartExporters(ctx, c, exporterBinary(t))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
@@ -189,8 +190,10 @@ func testFrozenFollowerRefresh(ctx context.Context, t *testing.T, c *harness.Clu
 // must still count exactly one shrink and, after SIGCONT, exactly one expand.
 func testControllerFencedChurn(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	const topic = "fenced-churn"
-	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}},
-		Configs: map[string]string{"min.insync.replicas": "2"}}))
+	must(t, c.CreateTopic(ctx, harness.Topic{
+		Name: topic, Assignment: [][]int32{{1, 2, 3}},
+		Configs: map[string]string{"min.insync.replicas": "2"},
+	}))
 	produceOK(ctx, t, c, topic, 5, sarama.WaitForAll)
 	e := startLeaderSidecar(ctx, t, c, "--kafka.refresh-interval=1s")
 	p := part(topic, 0)
@@ -328,8 +331,10 @@ func testDeadBrokerSidecar(ctx context.Context, t *testing.T, c *harness.Cluster
 		interval   = 2 * time.Second
 		grace      = 30 * time.Second // max(3 × interval, 30 s)
 	)
-	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Partitions: partitions,
-		Configs: map[string]string{"min.insync.replicas": "2"}}))
+	must(t, c.CreateTopic(ctx, harness.Topic{
+		Name: topic, Partitions: partitions,
+		Configs: map[string]string{"min.insync.replicas": "2"},
+	}))
 	es, err := stack.StartExporters(ctx, c, exporterBinary(t), "--kafka.refresh-interval="+interval.String())
 	must(t, err)
 	defer es.Close()
@@ -392,8 +397,10 @@ const observeSlack = time.Second
 // stop when the test ends.
 func stallSetup(ctx context.Context, t *testing.T, c *harness.Cluster, topic string, minISR int, args ...string) (*stack.Exporter, *hwWatch) {
 	t.Helper()
-	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}},
-		Configs: map[string]string{"min.insync.replicas": strconv.Itoa(minISR)}}))
+	must(t, c.CreateTopic(ctx, harness.Topic{
+		Name: topic, Assignment: [][]int32{{1, 2, 3}},
+		Configs: map[string]string{"min.insync.replicas": strconv.Itoa(minISR)},
+	}))
 	e := startLeaderSidecar(ctx, t, c, args...)
 	tr := startTraffic(t, c, topic)
 	hw := watchHW(c, topic)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/IBM/sarama"
+
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 )
 
@@ -20,8 +21,10 @@ import (
 func testUnderMinISR(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	const rejected, stalled = "min-isr", "hw-stall"
 	for _, topic := range []string{rejected, stalled} {
-		must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}},
-			Configs: map[string]string{"min.insync.replicas": "2"}}))
+		must(t, c.CreateTopic(ctx, harness.Topic{
+			Name: topic, Assignment: [][]int32{{1, 2, 3}},
+			Configs: map[string]string{"min.insync.replicas": "2"},
+		}))
 		produceOK(ctx, t, c, topic, 10, sarama.WaitForAll)
 	}
 	must(t, c.SetLogLevel(ctx, 1, "kafka.cluster.Partition", "TRACE"))

@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -105,7 +106,11 @@ func TestOAuthBearer(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		must(t, cmd.Start())
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); logf.Close() })
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill() // fails only once the exporter has exited
+			_ = cmd.Wait()         // killed: its exit status says nothing
+			logf.Close()
+		})
 		return "http://" + addr + "/metrics", logPath
 	}
 	good, goodLog := run("good", "exporter", "s3cret", idp.tokenURL)
@@ -203,7 +208,7 @@ func startTestIdP(t *testing.T, keystore string) *testIdP {
 	idp.jwksURL = "http://" + jwks.Addr().String() + "/jwks"
 	idp.issuer = "http://" + jwks.Addr().String()
 	jwksSrv := &http.Server{Handler: http.HandlerFunc(idp.serveJWKS), ReadHeaderTimeout: 5 * time.Second}
-	go jwksSrv.Serve(jwks)
+	go serveUntilClosed(t, jwksSrv, jwks)
 	t.Cleanup(func() { jwksSrv.Close() })
 
 	pem, err := os.ReadFile(keystore) // key and chain in one PEM file
@@ -214,9 +219,17 @@ func startTestIdP(t *testing.T, keystore string) *testIdP {
 	must(t, err)
 	idp.tokenURL = "https://" + tl.Addr().String() + "/token"
 	tokSrv := &http.Server{Handler: http.HandlerFunc(idp.serveToken), ReadHeaderTimeout: 5 * time.Second}
-	go tokSrv.Serve(tl)
+	go serveUntilClosed(t, tokSrv, tl)
 	t.Cleanup(func() { tokSrv.Close() })
 	return idp
+}
+
+// serveUntilClosed serves srv on l; an error other than the Close at the end
+// of the test fails the test.
+func serveUntilClosed(t *testing.T, srv *http.Server, l net.Listener) {
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		t.Error(err)
+	}
 }
 
 func (idp *testIdP) issued(client string) int {

@@ -12,9 +12,10 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"go.yaml.in/yaml/v3"
+
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
-	"go.yaml.in/yaml/v3"
 )
 
 const (
@@ -47,10 +48,14 @@ func TestReassignment(t *testing.T) {
 
 	// Small fetches, so the throttle paces the copy: it is checked between
 	// fetches, and one default fetch (1 MiB) takes most of the backlog.
-	c := harness.StartT(t, harness.Options{Version: kafkaCurrent,
-		BrokerConfig: map[string]string{"replica.fetch.max.bytes": "65536"}})
-	must(t, c.CreateTopic(ctx, harness.Topic{Name: reassignTopic, Assignment: [][]int32{{1, 2}},
-		Configs: map[string]string{"min.insync.replicas": "2"}}))
+	c := harness.StartT(t, harness.Options{
+		Version:      kafkaCurrent,
+		BrokerConfig: map[string]string{"replica.fetch.max.bytes": "65536"},
+	})
+	must(t, c.CreateTopic(ctx, harness.Topic{
+		Name: reassignTopic, Assignment: [][]int32{{1, 2}},
+		Configs: map[string]string{"min.insync.replicas": "2"},
+	}))
 	produceBacklog(t, c, reassignTopic, backlogMessages, messageBytes)
 
 	es, err := stack.StartExporters(ctx, c, exporterBinary(t))
@@ -131,8 +136,10 @@ func TestReassignment(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	window := fmt.Sprintf("%ds", int(time.Since(began).Seconds())+5)
 	sel := fmt.Sprintf(`{cluster="local",topic=%q}`, reassignTopic)
-	for _, name := range []string{"kafka_replication_partition_reassigning", "kafka_replication_partition_under_replicated",
-		"kafka_replication_partition_at_min_isr", "kafka_replication_partition_under_replicated_by_reassignment"} {
+	for _, name := range []string{
+		"kafka_replication_partition_reassigning", "kafka_replication_partition_under_replicated",
+		"kafka_replication_partition_at_min_isr", "kafka_replication_partition_under_replicated_by_reassignment",
+	} {
 		res, err := prom.Query(ctx, fmt.Sprintf("max_over_time(%s%s[%s])", name, sel, window))
 		must(t, err)
 		if len(res) != 1 || res[0].Value != 1 {

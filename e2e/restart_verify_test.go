@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // TestRestartsAgreeWithVerify (issue 18): node 1's sidecar follows its
@@ -44,8 +45,10 @@ func TestRestartsAgreeWithVerify(t *testing.T) {
 
 	node := c.Node(1)
 	files := []string{filepath.Join(node.LogDir, "server.log"), filepath.Join(node.LogDir, "state-change.log")}
-	args := []string{"--log.file=" + files[0], "--log.file=" + files[1], "--log.from-beginning",
-		"--log.position-file=" + filepath.Join(c.Dir(), "restart-positions")}
+	args := []string{
+		"--log.file=" + files[0], "--log.file=" + files[1], "--log.from-beginning",
+		"--log.position-file=" + filepath.Join(c.Dir(), "restart-positions"),
+	}
 
 	churnCtx, stopChurn := context.WithCancel(ctx)
 	defer stopChurn()
@@ -55,11 +58,12 @@ func TestRestartsAgreeWithVerify(t *testing.T) {
 		defer churn.Done()
 		for i := 0; churnCtx.Err() == nil; i++ {
 			id := int32(2 + i%2)
-			c.Produce(churnCtx, topic, int32(i%3), 50, sarama.WaitForAll)
+			// Churn, not a check: a produce may fail while a node is down.
+			_, _ = c.Produce(churnCtx, topic, int32(i%3), 50, sarama.WaitForAll)
 			if err := c.StopNode(churnCtx, id); err != nil {
 				return
 			}
-			c.Produce(churnCtx, topic, int32(i%3), 50, sarama.WaitForAll)
+			_, _ = c.Produce(churnCtx, topic, int32(i%3), 50, sarama.WaitForAll)
 			sleepCtx(churnCtx, 2*time.Second)
 			if err := c.StartNode(ctx, id); err != nil { // ctx: a stopped node is always restarted
 				t.Errorf("restarting node %d: %v", id, err)
@@ -86,8 +90,10 @@ func TestRestartsAgreeWithVerify(t *testing.T) {
 		for _, mf := range m["kafka_replication_log_events_total"].GetMetric() {
 			events[typeLabel(mf)] += mf.GetCounter().GetValue()
 		}
-		for _, name := range []string{"kafka_replication_partition_high_watermark_violations_total",
-			"kafka_replication_partition_epoch_regressions_total", "kafka_replication_partition_truncations_below_high_watermark_total"} {
+		for _, name := range []string{
+			"kafka_replication_partition_high_watermark_violations_total",
+			"kafka_replication_partition_epoch_regressions_total", "kafka_replication_partition_truncations_below_high_watermark_total",
+		} {
 			violations += m.Sum(name, nil)
 		}
 		e.Close()

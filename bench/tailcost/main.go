@@ -31,7 +31,7 @@ func main() {
 	seconds := fs.Float64("seconds", 20, "how long to run")
 	rate := fs.Int("rate", 100_000, "lines per second (write)")
 	rotateEvery := fs.Int("rotate-every", 200_000, "lines between rotations (write)")
-	fs.Parse(os.Args[2:])
+	_ = fs.Parse(os.Args[2:]) // ExitOnError: a bad flag exits here
 	d := time.Duration(*seconds * float64(time.Second))
 	var err error
 	switch os.Args[1] {
@@ -130,7 +130,9 @@ func follow(path string, d time.Duration) error {
 		}
 		break
 	}
-	f.Poll(deliver)
+	if err := f.Poll(deliver); err != nil {
+		fmt.Fprintln(os.Stderr, "poll:", err)
+	}
 	st := f.Stats()
 	fmt.Printf("followed %d lines, %d rotations, %d out of sequence\n", st.Lines, st.Rotations, bad)
 	return nil

@@ -146,7 +146,8 @@ func startFixtureSidecar(t *testing.T, addr string, extra ...string) (*sidecar, 
 		"--log.file=" + fx + "server.log", "--log.file=" + fx + "state-change.log", "--log.file=" + fx + "controller.log",
 		"--log.from-beginning", "--log.poll-interval=20ms",
 		"--kafka.server=" + addr, "--kafka.broker-id=0",
-		"--web.disable-exporter-metrics"}, refreshOnce(extra)...)...)
+		"--web.disable-exporter-metrics",
+	}, refreshOnce(extra)...)...)
 	wantRecords := map[string]uint64{fx + "server.log": 26, fx + "state-change.log": 5, fx + "controller.log": 3}
 	waitFor(t, "the fixture logs read and the first admin refresh", 20*time.Second, func() bool {
 		for _, f := range sc.files {
@@ -323,7 +324,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	if got := status("/-/ready"); got != http.StatusServiceUnavailable {
 		t.Errorf("want not ready (503) while the log file does not exist, got %d", got)
 	}
-	os.WriteFile(dir+"/server.log", []byte("[2026-11-30 10:00:00,001] INFO hello (x)\n"), 0o644)
+	writeFile(t, dir+"/server.log", []byte("[2026-11-30 10:00:00,001] INFO hello (x)\n"), 0o644)
 	waitFor(t, "ready once the file exists", 10*time.Second, func() bool { return status("/-/ready") == http.StatusOK })
 	if got := status("/"); got != http.StatusOK {
 		t.Errorf("want a landing page, got %d", got)

@@ -23,7 +23,7 @@ func cmdEvents(files []string, loc *time.Location, stdin io.Reader, stdout, stde
 		checker.Observe(ev, &res) // names topics that controller lines give only by id
 		buf = logparse.AppendJSON(buf[:0], ev)
 		buf = append(buf, '\n')
-		w.Write(buf)
+		_, _ = w.Write(buf) // a bufio.Writer keeps its first error for the Flush below
 	})
 	if ferr := w.Flush(); err == nil && ferr != nil {
 		err = ferr

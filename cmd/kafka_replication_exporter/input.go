@@ -89,7 +89,7 @@ func checkInputs(paths []string) error {
 }
 
 // openInput opens a log file for reading (a regular file only, see
-// checkInputs); gzip is recognised by its magic bytes.
+// checkInputs); gzip is recognized by its magic bytes.
 func openInput(path string, stdin io.Reader) (io.ReadCloser, error) {
 	var rc io.ReadCloser
 	if path == "-" {

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -57,7 +57,7 @@ func readAll(t *testing.T, lr *lineReader) ([][]byte, int64) {
 	var lines [][]byte
 	for {
 		l, err := lr.next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return lines, lr.cut
 		}
 		if err != nil {
@@ -70,7 +70,7 @@ func readAll(t *testing.T, lr *lineReader) ([][]byte, int64) {
 // gzip files and stdin are not mapped.
 func TestOpenMappedDeclinesGzipAndStdin(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server.log.gz")
-	os.WriteFile(path, []byte{0x1f, 0x8b, 8, 0}, 0o644)
+	writeFile(t, path, []byte{0x1f, 0x8b, 8, 0}, 0o644)
 	if _, _, ok := openMapped(path); ok {
 		t.Error("a gzip file was mapped")
 	}
@@ -116,16 +116,12 @@ func TestOrderInputsFromTheFiles(t *testing.T) {
 		path := filepath.Join(dir, name)
 		content := []byte(line(ts))
 		if strings.HasSuffix(name, ".gz") {
-			var gz bytes.Buffer
-			zw := gzip.NewWriter(&gz)
-			zw.Write(content)
-			zw.Close()
-			content = gz.Bytes()
+			content = gzipped(t, content)
 		}
 		if err := os.WriteFile(path, content, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		os.Chtimes(path, same, same)
+		setMtime(t, path, same)
 		paths = append(paths, path)
 	}
 	got := orderInputs(paths)

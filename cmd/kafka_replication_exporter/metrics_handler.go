@@ -25,7 +25,7 @@ import (
 // every kafka_replication_* family is written by collector.WriteText, because
 // at tens of thousands of partitions Gather plus expfmt cost far more CPU
 // and memory than the scrape interval allows (docs/design.md). It keeps
-// promhttp's behaviour: max-in-flight, gzip, name[] selection, and
+// promhttp's behavior: max-in-flight, gzip, name[] selection, and
 // ContinueOnError (a registry error is logged and what was gathered is still
 // served).
 //
@@ -236,14 +236,16 @@ func (h *metricsHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 			key.names = strings.Join(names, "\x00")
 		}
 	}
+	// A ResponseWriter without deadlines (http.ErrNotSupported) cannot be
+	// cut: its client is then bounded by the server's write timeout alone.
 	rc := http.NewResponseController(rsp)
-	w, owner := h.join(key, func() { rc.SetWriteDeadline(time.Now()) })
+	w, owner := h.join(key, func() { _ = rc.SetWriteDeadline(time.Now()) })
 	written := false
 	defer func() {
 		// A cut that came as the last byte went out must not outlive this
 		// response on a kept-alive connection.
 		if h.leave(w) && written {
-			rc.SetWriteDeadline(time.Time{})
+			_ = rc.SetWriteDeadline(time.Time{})
 		}
 	}()
 	r := w.r

@@ -268,7 +268,9 @@ func TestStuckClientsHoldAtMostTwoBodies(t *testing.T) {
 		}
 	}
 	for _, w := range ws {
-		w.SetWriteDeadline(time.Now())
+		if err := w.SetWriteDeadline(time.Now()); err != nil {
+			t.Error(err)
+		}
 	}
 	for range ws {
 		<-done

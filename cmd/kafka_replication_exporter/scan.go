@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -180,7 +181,7 @@ func (s *stream) nextRecord() (*logparse.Record, error) {
 	for !s.eof {
 		line, err := s.lr.next()
 		if err != nil {
-			if err != io.EOF {
+			if !errors.Is(err, io.EOF) {
 				return nil, fmt.Errorf("%s: %w", s.name, err)
 			}
 			s.eof = true

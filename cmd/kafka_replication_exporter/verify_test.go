@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"math/rand"
 	"os"
@@ -111,7 +110,7 @@ func TestVerifyMatchesGenlogManifest(t *testing.T) {
 func TestVerifyTextReportsLikeTheSeed(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "server.log")
-	os.WriteFile(p, []byte(strings.Join([]string{
+	writeFile(t, p, []byte(strings.Join([]string{
 		"[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=88, segment=[16:76938]) to (offset=89, segment=[16:78032]) (kafka.cluster.Partition)",
 		"[2025-10-16 15:57:12,624] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=89, segment=[16:78032]) to (offset=80, segment=[16:79126]) (kafka.cluster.Partition)",
 	}, "\n")+"\n"), 0o644)
@@ -131,7 +130,7 @@ func TestVerifyTextReportsLikeTheSeed(t *testing.T) {
 func TestVerifyTextEscapesTerminalControls(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "server.log")
-	os.WriteFile(p, []byte(strings.Join([]string{
+	writeFile(t, p, []byte(strings.Join([]string{
 		"[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=88, segment=[16:76938]) to (offset=89, segment=[16:78032]) (kafka.cluster.Partition)",
 		"[2025-10-16 15:57:12,624] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=89, segment=[16:78032]) to (offset=80, segment=[\x1b]0;pwned\x07\x1b[2J\r\x7f\xc2\x9b31m\xff:79126]) (kafka.cluster.Partition)",
 	}, "\n")+"\n"), 0o644)
@@ -163,7 +162,7 @@ func TestTerminalSafe(t *testing.T) {
 func TestVerifyPassingLogExitsZero(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "server.log")
-	os.WriteFile(p, []byte("[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=88, segment=[16:76938]) to (offset=89, segment=[16:78032]) (kafka.cluster.Partition)\n"), 0o644)
+	writeFile(t, p, []byte("[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=88, segment=[16:76938]) to (offset=89, segment=[16:78032]) (kafka.cluster.Partition)\n"), 0o644)
 	if code, _ := verifyJSON(t, p); code != exitOK {
 		t.Errorf("want exit 0, got %d", code)
 	}
@@ -176,13 +175,9 @@ func TestVerifyRotatedFilesInTimeOrder(t *testing.T) {
 	hw := func(from, to string) string {
 		return "[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=" + from + ", segment=[1:1]) to (offset=" + to + ", segment=[1:2]) (kafka.cluster.Partition)\n"
 	}
-	os.WriteFile(filepath.Join(dir, "server.log.2025-10-16-14"), []byte(hw("1", "2")), 0o644)
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write([]byte(hw("2", "3")))
-	zw.Close()
-	os.WriteFile(filepath.Join(dir, "server.log.2025-10-16-15.gz"), gz.Bytes(), 0o644)
-	os.WriteFile(filepath.Join(dir, "server.log"), []byte(hw("3", "4")), 0o644)
+	writeFile(t, filepath.Join(dir, "server.log.2025-10-16-14"), []byte(hw("1", "2")), 0o644)
+	writeFile(t, filepath.Join(dir, "server.log.2025-10-16-15.gz"), gzipped(t, []byte(hw("2", "3"))), 0o644)
+	writeFile(t, filepath.Join(dir, "server.log"), []byte(hw("3", "4")), 0o644)
 	// Named out of order on purpose.
 	code, rep := verifyJSON(t, filepath.Join(dir, "server.log"), filepath.Join(dir, "server.log.2025-10-16-15.gz"), filepath.Join(dir, "server.log.2025-10-16-14"))
 	if code != exitOK || invariant(rep, "hw_monotonic").Checked != 3 {
@@ -213,9 +208,9 @@ func TestVerifyBadInput(t *testing.T) {
 	dir := t.TempDir()
 	junk := make([]byte, 1<<20)
 	rand.New(rand.NewSource(1)).Read(junk)
-	os.WriteFile(filepath.Join(dir, "junk.log"), junk, 0o644)
+	writeFile(t, filepath.Join(dir, "junk.log"), junk, 0o644)
 	big := bytes.Repeat([]byte("x"), 50<<20)
-	os.WriteFile(filepath.Join(dir, "oneline.log"), big, 0o644)
+	writeFile(t, filepath.Join(dir, "oneline.log"), big, 0o644)
 
 	t.Run("directory", func(t *testing.T) {
 		code, _, errOut := runCLI(t, "", "verify", dir)
@@ -251,7 +246,7 @@ func TestVerifyBadInput(t *testing.T) {
 		}
 		hw := "[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=1, segment=[1:1]) to (offset=2, segment=[1:2]) (kafka.cluster.Partition)\n"
 		p := filepath.Join(dir, "long.log")
-		os.WriteFile(p, []byte(hw+strings.Repeat("y", 2<<20)+"\n"+"[2025-10-16 15:57:12,615] INFO x"+strings.Repeat(" z", 50<<10)+"\n"), 0o644)
+		writeFile(t, p, []byte(hw+strings.Repeat("y", 2<<20)+"\n"+"[2025-10-16 15:57:12,615] INFO x"+strings.Repeat(" z", 50<<10)+"\n"), 0o644)
 		code, rep := verifyJSON(t, p)
 		if code != exitOK || rep.Lines != 3 || rep.MalformedLines != 2 {
 			t.Errorf("want exit 0, 3 lines, 2 malformed, got %d lines=%d malformed=%d", code, rep.Lines, rep.MalformedLines)
@@ -259,7 +254,7 @@ func TestVerifyBadInput(t *testing.T) {
 	})
 	t.Run("illegal topic is malformed, not an event", func(t *testing.T) {
 		p := filepath.Join(dir, "topic.log")
-		os.WriteFile(p, []byte("[2025-10-16 15:57:12,614] DEBUG [Partition ord\xff\xfeers-1 broker=1] High watermark updated from (offset=1, segment=[1:1]) to (offset=2, segment=[1:2]) (kafka.cluster.Partition)\n"), 0o644)
+		writeFile(t, p, []byte("[2025-10-16 15:57:12,614] DEBUG [Partition ord\xff\xfeers-1 broker=1] High watermark updated from (offset=1, segment=[1:1]) to (offset=2, segment=[1:2]) (kafka.cluster.Partition)\n"), 0o644)
 		code, rep := verifyJSON(t, p)
 		if code != exitOK || rep.Events["hw_update"] != 0 || rep.MalformedLines != 1 {
 			t.Errorf("want exit 0, no event, 1 malformed, got %d events=%v malformed=%d", code, rep.Events["hw_update"], rep.MalformedLines)
@@ -317,11 +312,11 @@ func TestVerifyMergesFilesByTime(t *testing.T) {
 	dir := t.TempDir()
 	server := filepath.Join(dir, "server.log")
 	state := filepath.Join(dir, "state-change.log")
-	os.WriteFile(server, []byte(strings.Join([]string{
+	writeFile(t, server, []byte(strings.Join([]string{
 		"[2025-10-16 15:00:00,000] INFO [Partition t-0 broker=1] Log loaded for partition t-0 with initial high watermark 250 (kafka.cluster.Partition)",
 		"[2025-10-16 15:00:02,000] INFO [ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] Truncating partition t-0 with TruncationState(offset=300, completed=true) due to leader epoch and offset EpochEndOffset(errorCode=0, partition=0, leaderEpoch=3, endOffset=300) (kafka.server.ReplicaFetcherThread)",
 	}, "\n")+"\n"), 0o644)
-	os.WriteFile(state, []byte("[2025-10-16 15:00:09,000] INFO [Broker id=1] Follower t-0 starts at leader epoch 4 from offset 500 with partition epoch 9 and high watermark 500. Current leader is 2. Previous leader Some(2) and previous leader epoch was 4. (state.change.logger)\n"), 0o644)
+	writeFile(t, state, []byte("[2025-10-16 15:00:09,000] INFO [Broker id=1] Follower t-0 starts at leader epoch 4 from offset 500 with partition epoch 9 and high watermark 500. Current leader is 2. Previous leader Some(2) and previous leader epoch was 4. (state.change.logger)\n"), 0o644)
 	code, rep := verifyJSON(t, state, server) // state-change.log named first on purpose
 	if code != exitOK || invariant(rep, "no_truncation_below_hw").Violations != 0 {
 		t.Errorf("want no truncation below HW, got exit %d %+v", code, invariant(rep, "no_truncation_below_hw"))
@@ -338,9 +333,9 @@ func TestVerifyNumberedRollsByModTime(t *testing.T) {
 	base := time.Now().Add(-time.Hour)
 	for i, f := range []struct{ name, from, to string }{{"server.log.1", "1", "2"}, {"server.log.2", "2", "3"}, {"server.log", "3", "4"}} {
 		p := filepath.Join(dir, f.name)
-		os.WriteFile(p, []byte(hw(f.from, f.to)), 0o644)
+		writeFile(t, p, []byte(hw(f.from, f.to)), 0o644)
 		mt := base.Add(time.Duration(i) * time.Minute)
-		os.Chtimes(p, mt, mt)
+		setMtime(t, p, mt)
 	}
 	code, rep := verifyJSON(t, filepath.Join(dir, "server.log"), filepath.Join(dir, "server.log.1"), filepath.Join(dir, "server.log.2"))
 	if code != exitOK || invariant(rep, "hw_monotonic").Violations != 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
 	"io"
 	"log"
 	"log/slog"
@@ -36,7 +37,11 @@ func serveHTTP(t *testing.T, sc *sidecar, s *serveCommand, addr string) {
 	t.Helper()
 	srv := s.httpServer(sc.handler(s))
 	srv.ErrorLog = log.New(io.Discard, "", 0) // the readiness probe below is no TLS client
-	go web.ListenAndServe(srv, s.web, slog.New(slog.DiscardHandler))
+	go func() {
+		if err := web.ListenAndServe(srv, s.web, slog.New(slog.DiscardHandler)); !errors.Is(err, http.ErrServerClosed) {
+			t.Error(err)
+		}
+	}()
 	t.Cleanup(func() { srv.Close() })
 	waitFor(t, "the listener", 10*time.Second, func() bool {
 		c, err := net.Dial("tcp", addr)
@@ -54,7 +59,7 @@ func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 	cert, key := testcert.New(t).WriteFiles(t, dir)
 	hash, _ := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
 	cfg := filepath.Join(dir, "web.yml")
-	os.WriteFile(cfg, []byte("tls_server_config:\n  cert_file: "+cert+"\n  key_file: "+key+"\nbasic_auth_users:\n  prom: "+string(hash)+"\n"), 0o600)
+	writeFile(t, cfg, []byte("tls_server_config:\n  cert_file: "+cert+"\n  key_file: "+key+"\nbasic_auth_users:\n  prom: "+string(hash)+"\n"), 0o600)
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 
 	sc, s := startSidecar(t, "--log.file="+filepath.Join(dir, "server.log"), "--web.listen-address="+addr, "--web.config.file="+cfg)
@@ -129,7 +134,9 @@ func TestIdleConnectionsAreReaped(t *testing.T) {
 	defer conn.Close()
 	io.WriteString(conn, "GET /-/healthy HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
 	start := time.Now()
-	conn.SetReadDeadline(start.Add(10 * time.Second))
+	if err := conn.SetReadDeadline(start.Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	_, err = io.ReadAll(conn) // the answer, then EOF when the server closes
 	if err != nil {
 		t.Fatalf("want the server to close the idle connection, got %v", err)

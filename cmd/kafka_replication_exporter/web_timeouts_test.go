@@ -209,7 +209,9 @@ func TestStuckScrapersShareOneRendering(t *testing.T) {
 			return -1
 		}
 		defer resp.Body.Close()
-		io.Copy(io.Discard, resp.Body)
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return -2
+		}
 		return resp.StatusCode
 	}(); code != http.StatusOK {
 		t.Errorf("want a scrape beside the stuck clients to succeed, got %d", code)

@@ -34,15 +34,20 @@ type Flags struct {
 // AddFlags registers the token flags on cmd.
 func AddFlags(cmd *kingpin.CmdClause) *Flags {
 	f := &Flags{}
-	cmd.Flag("kafka.sasl.oauthbearer.token-url", "OIDC token endpoint for --kafka.sasl.mechanism=oauthbearer (client-credentials grant); https is verified with --kafka.tls.ca-file, else the system roots.").
+	cmd.Flag("kafka.sasl.oauthbearer.token-url", "OIDC token endpoint for --kafka.sasl.mechanism=oauthbearer (client-credentials grant); "+
+		"https is verified with --kafka.tls.ca-file, else the system roots.").
 		StringVar(&f.TokenURL)
 	cmd.Flag("kafka.sasl.oauthbearer.client-id", "OAuth client id for --kafka.sasl.mechanism=oauthbearer.").StringVar(&f.ClientID)
-	cmd.Flag("kafka.sasl.oauthbearer.client-secret-file", "File holding the OAuth client secret (read again at every token refresh, so a rotated secret needs no restart).").
+	cmd.Flag("kafka.sasl.oauthbearer.client-secret-file",
+		"File holding the OAuth client secret (read again at every token refresh, so a rotated secret needs no restart).").
 		StringVar(&f.ClientSecretFile)
-	cmd.Flag("kafka.sasl.oauthbearer.scope", "OAuth scope to request (repeatable; none: the identity provider's default).").StringsVar(&f.Scopes)
-	cmd.Flag("kafka.sasl.oauthbearer.extension", "SASL extension KEY=VALUE sent with the token (repeatable), e.g. logicalCluster=lkc-… and identityPoolId=pool-… for Confluent Cloud.").
+	cmd.Flag("kafka.sasl.oauthbearer.scope", "OAuth scope to request (repeatable; none: the identity provider's default).").
+		StringsVar(&f.Scopes)
+	cmd.Flag("kafka.sasl.oauthbearer.extension",
+		"SASL extension KEY=VALUE sent with the token (repeatable), e.g. logicalCluster=lkc-… and identityPoolId=pool-… for Confluent Cloud.").
 		StringsVar(&f.Extensions)
-	cmd.Flag("kafka.sasl.aws-msk-iam.region", "AWS region of the MSK cluster for --kafka.sasl.mechanism=aws-msk-iam (default: $AWS_REGION); credentials come from the AWS default chain.").
+	cmd.Flag("kafka.sasl.aws-msk-iam.region",
+		"AWS region of the MSK cluster for --kafka.sasl.mechanism=aws-msk-iam (default: $AWS_REGION); credentials come from the AWS default chain.").
 		StringVar(&f.MSKRegion)
 	return f
 }
@@ -80,7 +85,8 @@ func (f *Flags) NewSource(mechanism string, kafkaTLS *tls.Config, timeout time.D
 
 func (f *Flags) oidcSource(kafkaTLS *tls.Config, timeout time.Duration) (*TokenSource, error) {
 	if f.TokenURL == "" || f.ClientID == "" || f.ClientSecretFile == "" {
-		return nil, errors.New("--kafka.sasl.mechanism=oauthbearer needs --kafka.sasl.oauthbearer.token-url, --kafka.sasl.oauthbearer.client-id and --kafka.sasl.oauthbearer.client-secret-file")
+		return nil, errors.New("--kafka.sasl.mechanism=oauthbearer needs --kafka.sasl.oauthbearer.token-url, " +
+			"--kafka.sasl.oauthbearer.client-id and --kafka.sasl.oauthbearer.client-secret-file")
 	}
 	u, err := url.Parse(f.TokenURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {

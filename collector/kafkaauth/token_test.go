@@ -19,8 +19,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/IBM/sarama"
 )
 
 // tokenServer is an OIDC token endpoint for client-credentials requests.
@@ -364,7 +362,6 @@ func TestScopesAndExtensions(t *testing.T) {
 	if ts.requests.Load() != 1 {
 		t.Errorf("%d requests for both clients, want 1", ts.requests.Load())
 	}
-	var _ sarama.AccessTokenProvider = s.Sarama()
 }
 
 func TestTLSTrustFollowsTheKafkaCA(t *testing.T) {

@@ -13,11 +13,11 @@ import (
 const minFrameSize = 4
 
 // FrameError is a response frame size no Kafka broker sends: the peer does
-// not speak the Kafka protocol (an HTTP server, a TLS port dialled in
+// not speak the Kafka protocol (an HTTP server, a TLS port dialed in
 // plaintext, a scanner). It is a net.Error that is neither a timeout nor
 // temporary, so sarama closes the connection on it.
 type FrameError struct {
-	Addr   string  // the address dialled
+	Addr   string  // the address dialed
 	Size   int32   // the announced size, signed as Kafka reads it
 	Prefix [4]byte // the four bytes it was read from
 	Max    int32   // the limit in force
@@ -83,7 +83,7 @@ func (c *boundedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if ferr := c.follow(p[:n]); ferr != nil {
 		c.err = ferr
-		c.Conn.Close()
+		c.Close()
 		return 0, ferr
 	}
 	return n, err

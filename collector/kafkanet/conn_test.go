@@ -85,7 +85,10 @@ func TestReadFailsAndClosesOnViolation(t *testing.T) {
 	client, server := net.Pipe()
 	defer server.Close()
 	c := newBoundedConn(client, "pipe", 1000)
-	go server.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
+	go func() {
+		// The write fails once the conn under test closes the pipe, which is the point.
+		_, _ = server.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
+	}()
 	buf := make([]byte, 64)
 	n, err := c.Read(buf)
 	var fe *FrameError

@@ -20,7 +20,7 @@ type Dialer struct {
 	KeepAlive time.Duration
 	LocalAddr net.Addr
 	// TLS, when not nil, is the client configuration for every broker; an
-	// empty ServerName is taken from the address dialled, as sarama does.
+	// empty ServerName is taken from the address dialed, as sarama does.
 	TLS *tls.Config
 	// MaxFrameSize is the largest response frame accepted, in bytes;
 	// 0 means sarama.MaxResponseSize.

@@ -57,9 +57,11 @@ func hostilePeer(t *testing.T, answer []byte, tlsConf *tls.Config) string {
 				if _, err := conn.Read(buf); err != nil {
 					return
 				}
-				conn.Write(answer)
+				if _, err := conn.Write(answer); err != nil {
+					return
+				}
 				// A generous peer: it would stream the body it announced.
-				go io.Copy(io.Discard, conn)
+				go func() { _, _ = io.Copy(io.Discard, conn) }()
 				<-done
 			}()
 		}

@@ -35,7 +35,7 @@ func traceMix(path string, n, partitions int) error {
 			lvl("DEBUG") + fmt.Sprintf("Recorded replica 3 log end offset (LEO) position %d and log start offset 0.", off+1),
 			lvl("DEBUG") + fmt.Sprintf("High watermark updated from (offset=%d, segment=[16:76938]) to (offset=%d, segment=[16:78032])", off, off+1),
 		} {
-			w.WriteString(l + " (kafka.cluster.Partition)\n")
+			_, _ = w.WriteString(l + " (kafka.cluster.Partition)\n") // a bufio.Writer returns its first error from Flush, checked below
 			i++
 		}
 	}

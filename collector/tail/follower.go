@@ -18,7 +18,7 @@ const (
 	DefaultPollInterval = 250 * time.Millisecond
 	DefaultMaxLineBytes = 1 << 20
 	readBufferSize      = 128 << 10
-	// headSize is how much of a file's beginning is remembered to recognise
+	// headSize is how much of a file's beginning is remembered to recognize
 	// it: a Kafka line is ~100-250 bytes and starts with a millisecond
 	// timestamp, so a regrown file almost never repeats the first 256 bytes.
 	headSize = 256
@@ -362,7 +362,8 @@ func (f *Follower) rotate(deliver func([]byte)) error {
 	}
 	f.flush(deliver)
 	f.closeCur()
-	f.backlog = append(q, queued{f: nf, info: ni, live: true})
+	f.backlog = q
+	f.backlog = append(f.backlog, queued{f: nf, info: ni, live: true})
 	f.stats.rotations.Add(1 + uint64(len(q)))
 	f.log.Info("log file rotated", "skipped_over", len(q))
 	return nil

@@ -176,7 +176,9 @@ func TestTruncationDropsAHeldPartialLine(t *testing.T) {
 	f := New(path, Options{FromBeginning: true})
 	defer f.Close()
 	mustPoll(t, f, got.deliver)
-	os.Truncate(path, 0)
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
 	writeFile(t, path, "x\n")
 	mustPoll(t, f, got.deliver)
 	equal(t, "lines", got.take(), []string{"complete", "x"})

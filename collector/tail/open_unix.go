@@ -3,6 +3,7 @@
 package tail
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"syscall"
@@ -17,7 +18,7 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 	var err error
 	for {
 		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
+		if !errors.Is(err, syscall.EINTR) {
 			break
 		}
 	}
@@ -27,8 +28,9 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
 		// Regular files ignore O_NONBLOCK; clearing it keeps the
-		// descriptor an ordinary blocking one.
-		syscall.SetNonblock(fd, false)
+		// descriptor an ordinary blocking one. Should it fail, reads still
+		// work: a regular file never answers EAGAIN.
+		_ = syscall.SetNonblock(fd, false)
 	}
 	f := os.NewFile(uintptr(fd), path)
 	fi, err := f.Stat()

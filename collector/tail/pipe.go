@@ -1,6 +1,7 @@
 package tail
 
 import (
+	"errors"
 	"io"
 	"sync"
 )
@@ -21,7 +22,7 @@ const pipeSpareBytes = 4 * readBufferSize
 // to stop) on a pipe that is quiet.
 type pipeReader struct {
 	mu     sync.Mutex
-	taken  *sync.Cond // signalled when data was taken or the follower closed
+	taken  *sync.Cond // signaled when data was taken or the follower closed
 	data   []byte     // arrived, not taken yet
 	err    error      // how the input ended: io.EOF at its end
 	closed bool
@@ -65,7 +66,8 @@ func (p *pipeReader) take(spare []byte, max int) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.data) > max {
-		data := append(spare[:0], p.data[:max]...)
+		data := spare[:0]
+		data = append(data, p.data[:max]...)
 		p.data = p.data[:copy(p.data, p.data[max:])]
 		p.taken.Signal()
 		return data, nil
@@ -106,7 +108,7 @@ func (f *Follower) pollPipe(deliver func([]byte)) error {
 	if cap(data) <= pipeSpareBytes {
 		f.pipeSpare = data
 	}
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		f.flush(deliver)
 		return io.EOF
 	}

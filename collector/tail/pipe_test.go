@@ -40,13 +40,17 @@ func TestPipeIsReadToItsEnd(t *testing.T) {
 	var got lines
 	f := NewPipe("-", r, Options{})
 	defer f.Close()
-	w.WriteString("2025-10-16T15:57:12.614Z stdout F one\ntw")
+	if _, err := w.WriteString("2025-10-16T15:57:12.614Z stdout F one\ntw"); err != nil {
+		t.Fatal(err)
+	}
 	for len(got) == 0 {
 		mustPoll(t, f, got.deliver)
 		time.Sleep(time.Millisecond)
 	}
 	equal(t, "first lines", got.take(), []string{"2025-10-16T15:57:12.614Z stdout F one"})
-	w.WriteString("o\nlast, unterminated")
+	if _, err := w.WriteString("o\nlast, unterminated"); err != nil {
+		t.Fatal(err)
+	}
 	w.Close()
 	pollPipeToEnd(t, f, time.Millisecond, 10*time.Second, got.deliver)
 	equal(t, "to the end", got.take(), []string{"two", "last, unterminated"})
@@ -93,7 +97,9 @@ func TestPipeAtDiskSpeed(t *testing.T) {
 		data = appendKafkaLine(data, n)
 	}
 	go func() {
-		w.Write(data)
+		if _, err := w.Write(data); err != nil {
+			t.Error(err)
+		}
 		w.Close()
 	}()
 	seq := &sequence{t: t, exact: true}

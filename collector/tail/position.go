@@ -74,7 +74,7 @@ func headHash(head []byte) uint64 {
 type PositionStore struct {
 	path   string
 	logger *slog.Logger
-	mu     sync.Mutex // serialises Save calls sharing the temporary file
+	mu     sync.Mutex // serializes Save calls sharing the temporary file
 	lock   *os.File   // the lock file, held from Lock to Close
 
 	saveErrors atomic.Uint64
@@ -159,9 +159,10 @@ func (s *PositionStore) Lock() error {
 		}
 		return fmt.Errorf("locking %s: %w", f.Name(), err)
 	}
-	// Who holds it, for the message of the one refused.
-	f.Truncate(0)
-	f.WriteAt([]byte("pid "+strconv.Itoa(os.Getpid())+"\n"), 0)
+	// Who holds it, for the message of the one refused; without it that
+	// message says "pid unknown", so a failed write is not an error here.
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte("pid "+strconv.Itoa(os.Getpid())+"\n"), 0)
 	s.lock = f
 	return nil
 }
@@ -313,7 +314,7 @@ func (s *PositionStore) save(positions []Position) error {
 	// Make the rename itself durable; a failure here only weakens
 	// durability, the file content is already correct.
 	if d, err := os.Open(filepath.Dir(s.path)); err == nil {
-		d.Sync()
+		_ = d.Sync()
 		d.Close()
 	}
 	return nil

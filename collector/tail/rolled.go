@@ -310,7 +310,7 @@ func orderRolled(files []*rolledFile) {
 	})
 
 	// Groups of files whose mtimes do not tell them apart: chains of
-	// neighbours closer than sameMtime.
+	// neighbors closer than sameMtime.
 	var groups [][]*rolledFile
 	for i, start := 1, 0; i <= len(files); i++ {
 		if i == len(files) || modTime(files[i]).Sub(modTime(files[i-1])) >= sameMtime {

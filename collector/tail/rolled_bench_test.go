@@ -15,7 +15,9 @@ import (
 // cpuTime is the process's user and system CPU time so far.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err) // only with a bad argument
+	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 

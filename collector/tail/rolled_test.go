@@ -212,7 +212,9 @@ func TestSortRolled(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !mtime.IsZero() {
-			os.Chtimes(name, mtime, mtime)
+			if err := os.Chtimes(name, mtime, mtime); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return name
 	}

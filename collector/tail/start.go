@@ -86,7 +86,8 @@ func (f *Follower) resume(p Position) error {
 		rolled := f.openRolled([]*rolledFile{found}, liveInfo)
 		if len(rolled) == 1 && hasHead(rolled[0].f, p) && found.info.Size() >= p.Offset {
 			rolled[0].from = p.Offset
-			f.backlog = append(rolled, f.openRolled(newer, liveInfo)...)
+			rolled = append(rolled, f.openRolled(newer, liveInfo)...)
+			f.backlog = rolled
 			if live != nil {
 				f.backlog = append(f.backlog, queued{f: live, info: liveInfo, live: true})
 			}

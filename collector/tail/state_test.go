@@ -66,7 +66,9 @@ func TestPathReplacedByADirectoryThenAFile(t *testing.T) {
 	if err := os.Mkdir(path, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	old.WriteString("b\n") // the writer still had the old file open
+	if _, err := old.WriteString("b\n"); err != nil { // the writer still had the old file open
+		t.Fatal(err)
+	}
 	st := pollState(t, f, got.deliver, 5, ReasonNotRegularFile)
 	if st.Errors[ReasonNotRegularFile] != 1 || warned != 1 {
 		t.Fatalf("five polls of a directory: %d warnings, errors %v", warned, st.Errors)
@@ -143,12 +145,16 @@ func TestPermissionDeniedRecovers(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "server.log")
 	writeFile(t, path, "a\n")
-	os.Chmod(path, 0)
+	if err := os.Chmod(path, 0); err != nil {
+		t.Fatal(err)
+	}
 	var got lines
 	f := New(path, Options{FromBeginning: true})
 	defer f.Close()
 	pollState(t, f, got.deliver, 2, ReasonPermissionDenied)
-	os.Chmod(path, 0o644)
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	pollState(t, f, got.deliver, 1, "")
 	equal(t, "lines", got.take(), []string{"a"})
 }

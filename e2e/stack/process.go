@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -103,7 +104,11 @@ func (p *process) waitReady(ctx context.Context, url string) error {
 		}
 		select {
 		case <-p.exited:
-			return fmt.Errorf("%s exited (%v) before %s was ready:\n%s", p.name, p.waitErr, url, p.logTail())
+			waitErr := p.waitErr
+			if waitErr == nil {
+				waitErr = errors.New("exit status 0")
+			}
+			return fmt.Errorf("%s exited (%w) before %s was ready:\n%s", p.name, waitErr, url, p.logTail())
 		case <-ctx.Done():
 			return fmt.Errorf("%s: waiting for %s: %w (last: %s)\n%s", p.name, url, ctx.Err(), last, p.logTail())
 		case <-ticker.C:

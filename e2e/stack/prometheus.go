@@ -33,7 +33,9 @@ func (p *Prometheus) Close() { p.proc.stop() }
 // instance label; rules and scrapes run every scrapeInterval (1–2 s keeps an
 // end-to-end test short). alertmanagerURL may be empty (no alerting). It
 // waits until Prometheus is ready. It listens on a free loopback port.
-func StartPrometheus(ctx context.Context, dir string, targets []Target, ruleFiles []string, alertmanagerURL string, scrapeInterval time.Duration) (*Prometheus, error) {
+func StartPrometheus(
+	ctx context.Context, dir string, targets []Target, ruleFiles []string, alertmanagerURL string, scrapeInterval time.Duration,
+) (*Prometheus, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -43,7 +45,9 @@ func StartPrometheus(ctx context.Context, dir string, targets []Target, ruleFile
 
 // StartPrometheusOn is StartPrometheus listening on addr (host:port), for a
 // program whose URLs should stay the same from run to run (make run).
-func StartPrometheusOn(ctx context.Context, addr, dir string, targets []Target, ruleFiles []string, alertmanagerURL string, scrapeInterval time.Duration) (*Prometheus, error) {
+func StartPrometheusOn(
+	ctx context.Context, addr, dir string, targets []Target, ruleFiles []string, alertmanagerURL string, scrapeInterval time.Duration,
+) (*Prometheus, error) {
 	bin, err := Tool("prometheus")
 	if err != nil {
 		return nil, err

@@ -43,12 +43,12 @@ func Broker(o BrokerOptions) []BrokerLine {
 	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
 	t := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	type part struct {
-		name              string
-		leader            bool
-		epoch, version    int64
-		hw                int64
-		isr               []int32
-		everLed, everSeen bool
+		name           string
+		leader         bool
+		epoch, version int64
+		hw             int64
+		isr            []int32
+		everSeen       bool
 	}
 	parts := make([]*part, o.Partitions)
 	for i := range parts {
@@ -75,12 +75,16 @@ func Broker(o BrokerOptions) []BrokerLine {
 	lead := func(p *part) {
 		p.leader, p.epoch, p.version = true, p.epoch+1, p.version+1
 		p.isr = []int32{1, 2, 3}
-		emit(StateChangeLog, "INFO [Broker id=1] Leader %s with topic id Some(AMNt6PcpRZOktSh6v-u00A) starts at leader epoch %d from offset %d with partition epoch %d, high watermark %d, ISR [%s], adding replicas [] and removing replicas [] . Previous leader None and previous leader epoch was -1. (state.change.logger)",
+		emit(StateChangeLog, "INFO [Broker id=1] Leader %s with topic id Some(AMNt6PcpRZOktSh6v-u00A) starts at leader epoch %d from offset "+
+			"%d with partition epoch %d, high watermark %d, ISR [%s], adding replicas [] and removing replicas [] . "+
+			"Previous leader None and previous leader epoch was -1. (state.change.logger)",
 			p.name, p.epoch, p.hw, p.version, p.hw, ids(p.isr))
 	}
 	follow := func(p *part) {
 		p.leader, p.epoch, p.version = false, p.epoch+1, p.version+1
-		emit(StateChangeLog, "INFO [Broker id=1] Follower %s starts at leader epoch %d from offset %d with partition epoch %d and high watermark %d. Current leader is 2. Previous leader Some(1) and previous leader epoch was %d. (state.change.logger)",
+		emit(StateChangeLog, "INFO [Broker id=1] Follower %s starts at leader epoch %d from offset %d with partition epoch %d and high "+
+			"watermark %d. Current leader is 2. Previous leader Some(1) and previous leader epoch was %d. "+
+			"(state.change.logger)",
 			p.name, p.epoch, p.hw, p.version, p.hw, p.epoch-1)
 		emit(ServerLog, "INFO [UnifiedLog partition=%s, dir=/var/lib/kafka/data] Truncating to offset %d (kafka.log.UnifiedLog)", p.name, p.hw)
 	}
@@ -102,22 +106,29 @@ func Broker(o BrokerOptions) []BrokerLine {
 			p.hw += 1 + int64(rng.IntN(50))
 			if future && len(out) >= o.Records/2 {
 				future = false
-				out = append(out, BrokerLine{File: ServerLog, Text: fmt.Sprintf("[9999-01-01 00:00:00,000] DEBUG [Partition %s broker=1] High watermark updated from (offset=%d, segment=[0:1]) to (offset=%d, segment=[0:2]) (kafka.cluster.Partition)\n", p.name, from, p.hw)})
+				text := fmt.Sprintf("[9999-01-01 00:00:00,000] DEBUG [Partition %s broker=1] High watermark updated from (offset=%d, "+
+					"segment=[0:1]) to (offset=%d, segment=[0:2]) (kafka.cluster.Partition)\n", p.name, from, p.hw)
+				out = append(out, BrokerLine{File: ServerLog, Text: text})
 				continue
 			}
-			emit(ServerLog, "DEBUG [Partition %s broker=1] High watermark updated from (offset=%d, segment=[0:1]) to (offset=%d, segment=[0:2]) (kafka.cluster.Partition)", p.name, from, p.hw)
+			emit(ServerLog, "DEBUG [Partition %s broker=1] High watermark updated from (offset=%d, segment=[0:1]) to (offset=%d, "+
+				"segment=[0:2]) (kafka.cluster.Partition)", p.name, from, p.hw)
 		case r < 13 && len(p.isr) > 1:
 			gone := p.isr[len(p.isr)-1]
 			from := ids(p.isr)
 			p.isr, p.version = p.isr[:len(p.isr)-1], p.version+1
-			emit(ServerLog, "INFO [Partition %s broker=1] Shrinking ISR from %s to %s. Leader: (highWatermark: %d, endOffset: %d). Out of sync replicas: (brokerId: %d, endOffset: %d, lastCaughtUpTimeMs: 1764496801004). (kafka.cluster.Partition)",
+			emit(ServerLog, "INFO [Partition %s broker=1] Shrinking ISR from %s to %s. Leader: (highWatermark: %d, endOffset: %d). Out of "+
+				"sync replicas: (brokerId: %d, endOffset: %d, lastCaughtUpTimeMs: 1764496801004). (kafka.cluster.Partition)",
 				p.name, from, ids(p.isr), p.hw, p.hw+1, gone, p.hw)
 			emit(ServerLog, "INFO [Partition %s broker=1] ISR updated to %s  and version updated to %d (kafka.cluster.Partition)", p.name, ids(p.isr), p.version)
 		case r < 15 && len(p.isr) < 3:
 			p.isr, p.version = append(p.isr, int32(len(p.isr)+1)), p.version+1
 			emit(ServerLog, "INFO [Partition %s broker=1] ISR updated to %s  and version updated to %d (kafka.cluster.Partition)", p.name, ids(p.isr), p.version)
 		case r == 15 && len(p.isr) == 1:
-			emit(ServerLog, "ERROR [ReplicaManager broker=1] Error processing append operation on partition %s (kafka.server.ReplicaManager)\norg.apache.kafka.common.errors.NotEnoughReplicasException: The size of the current ISR : 1 is insufficient to satisfy the min.isr requirement of 2 for partition %s, live replica(s) broker.id are : Set(1)", p.name, p.name)
+			emit(ServerLog, "ERROR [ReplicaManager broker=1] Error processing append operation on partition %s "+
+				"(kafka.server.ReplicaManager)\norg.apache.kafka.common.errors.NotEnoughReplicasException: The size of the "+
+				"current ISR : 1 is insufficient to satisfy the min.isr requirement of 2 for partition %s, live replica(s) "+
+				"broker.id are : Set(1)", p.name, p.name)
 		case r == 16:
 			follow(p)
 		default:

@@ -187,7 +187,7 @@ func (g *generator) line(f *format, args ...any) {
 	g.buf = append(g.buf, " ("...)
 	g.buf = append(g.buf, f.logger...)
 	g.buf = append(g.buf, ")\n"...)
-	g.w.Write(g.buf)
+	_, _ = g.w.Write(g.buf) // a bufio.Writer keeps its first error; Write gets it from Flush
 	g.m.Lines++
 	g.m.Records++
 	g.events[f.event]++
@@ -197,7 +197,7 @@ func (g *generator) line(f *format, args ...any) {
 func (g *generator) continuation(layout string, args ...any) {
 	g.buf = fmt.Appendf(g.buf[:0], layout, args...)
 	g.buf = append(g.buf, '\n')
-	g.w.Write(g.buf)
+	_, _ = g.w.Write(g.buf) // as in line: the error comes back from Flush
 	g.m.Lines++
 }
 
@@ -257,7 +257,8 @@ func (g *generator) isrChange(p *partition) {
 	if p.isr[1] == in {
 		in = g.followers[1]
 	}
-	brokers := fmt.Sprintf("BrokerState(brokerId=%d, brokerEpoch=111), BrokerState(brokerId=%d, brokerEpoch=137), BrokerState(brokerId=%d, brokerEpoch=204)", p.isr[0], p.isr[1], in)
+	brokers := fmt.Sprintf("BrokerState(brokerId=%d, brokerEpoch=111), BrokerState(brokerId=%d, brokerEpoch=137), "+
+		"BrokerState(brokerId=%d, brokerEpoch=204)", p.isr[0], p.isr[1], in)
 	committed := joinIDs(p.isr, ", ")
 	g.line(&submitExpand, p.topic, p.index, g.broker, in, g.broker, p.leaderEpoch, brokers, p.version, committed)
 	p.isr = append(p.isr, in)

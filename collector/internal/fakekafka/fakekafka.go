@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // debugReplicaID is Kafka's DEBUGGING_REPLICA_ID: ListOffsets with it asks

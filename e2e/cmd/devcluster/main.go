@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
@@ -126,12 +127,16 @@ func run(ctx context.Context, version, dir string, keep bool, bin string) error 
 		log.Print("stopping Kafka")
 		c.Close()
 	}()
-	if err := c.CreateTopic(ctx, harness.Topic{Name: demoTopic, Partitions: 3, RF: 3,
-		Configs: map[string]string{"min.insync.replicas": "2"}}); err != nil {
+	if err := c.CreateTopic(ctx, harness.Topic{
+		Name: demoTopic, Partitions: 3, RF: 3,
+		Configs: map[string]string{"min.insync.replicas": "2"},
+	}); err != nil {
 		return err
 	}
-	if err := c.CreateTopic(ctx, harness.Topic{Name: acks1Topic, Assignment: [][]int32{{1, 2, 3}},
-		Configs: map[string]string{"min.insync.replicas": "2"}}); err != nil {
+	if err := c.CreateTopic(ctx, harness.Topic{
+		Name: acks1Topic, Assignment: [][]int32{{1, 2, 3}},
+		Configs: map[string]string{"min.insync.replicas": "2"},
+	}); err != nil {
 		return err
 	}
 
@@ -311,12 +316,13 @@ func serveReceiver() (string, error) {
 		return "", err
 	}
 	hook := stack.NewWebhook()
-	go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hook.ServeHTTP(w, r)
 		if notes, _ := hook.Notifications(); len(notes) > 0 {
 			log.Printf("alert notification: %s", notes[len(notes)-1])
 		}
-	}))
+	})
+	go func() { log.Printf("webhook receiver stopped: %v", http.Serve(l, handler)) }()
 	return "http://" + l.Addr().String() + "/", nil
 }
 
@@ -345,8 +351,10 @@ func trickle(ctx context.Context, c *harness.Cluster, topic string, partitions i
 			producer, err = c.Producer(acks)
 		}
 		if err == nil {
-			_, _, err = producer.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: i % partitions,
-				Value: sarama.StringEncoder(fmt.Sprintf("demo message %d", i))})
+			_, _, err = producer.SendMessage(&sarama.ProducerMessage{
+				Topic: topic, Partition: i % partitions,
+				Value: sarama.StringEncoder(fmt.Sprintf("demo message %d", i)),
+			})
 			if err != nil {
 				producer.Close()
 				producer = nil

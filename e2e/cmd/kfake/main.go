@@ -26,21 +26,27 @@ func main() {
 	partitions := flag.Int("partitions", 1000, "partitions per topic")
 	brokers := flag.Int("brokers", 3, "brokers (the replication factor too)")
 	flag.Parse()
-
-	c, err := kfake.NewCluster(kfake.NumBrokers(*brokers))
-	if err != nil {
+	if err := run(*topics, *partitions, *brokers); err != nil {
 		fmt.Fprintln(os.Stderr, "kfake:", err)
 		os.Exit(1)
 	}
+}
+
+// run serves the fake cluster until SIGINT or SIGTERM.
+func run(topics, partitions, brokers int) error {
+	c, err := kfake.NewCluster(kfake.NumBrokers(brokers))
+	if err != nil {
+		return err
+	}
 	defer c.Close()
-	for i := range *topics {
-		if err := c.CreateTopic(fmt.Sprintf("topic-%03d", i), int32(*partitions), map[string]string{"min.insync.replicas": "2"}); err != nil {
-			fmt.Fprintln(os.Stderr, "kfake:", err)
-			os.Exit(1)
+	for i := range topics {
+		if err := c.CreateTopic(fmt.Sprintf("topic-%03d", i), int32(partitions), map[string]string{"min.insync.replicas": "2"}); err != nil {
+			return err
 		}
 	}
 	fmt.Println(strings.Join(c.ListenAddrs(), ","))
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
 	<-stop
+	return nil
 }

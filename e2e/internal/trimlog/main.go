@@ -39,7 +39,8 @@ var keep = []struct {
 	{"state", regexp.MustCompile(`starts at leader epoch|Skipped the become-|RECOVERING|Creating new partition`)},
 	{"trunc", regexp.MustCompile(`Truncat|Non-monotonic update|below high watermark|caused truncation`)},
 	{"epoch", regexp.MustCompile(`Appended new epoch entry|Cleared entries`)},
-	{"controller", regexp.MustCompile(`UNCLEAN partition change|nclean leader election|using an unclean election|using ELR|Fencing broker|changing \d+ partition`)},
+	{"controller", regexp.MustCompile(`UNCLEAN partition change|nclean leader election|using an unclean election|` +
+		`using ELR|Fencing broker|changing \d+ partition`)},
 }
 
 func main() {
@@ -56,11 +57,11 @@ func main() {
 
 var (
 	header   = regexp.MustCompile(`^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) `)
-	topicRef = regexp.MustCompile(`(?:Partition |partition |partition=|for |Leader |Follower |change for |state change for |Truncating )(?:[A-Za-z0-9_-]{22}:)?([A-Za-z0-9._-]+)-\d+\b`)
+	topicRef = regexp.MustCompile(`(?:Partition |partition |partition=|for |Leader |Follower |change for |state change for |Truncating )` +
+		`(?:[A-Za-z0-9_-]{22}:)?([A-Za-z0-9._-]+)-\d+\b`)
 	// Ids Kafka prints in these contexts: topic ids, directory ids, cluster id.
 	idContext = regexp.MustCompile(`(?:topic id Some\(|topic id |topic ID |topicId=|Some\(|directories=\[|, |clusterId=|cluster ID )([A-Za-z0-9_-]{22})\b`)
 	idPrefix  = regexp.MustCompile(`\b([A-Za-z0-9_-]{22}):[A-Za-z0-9._-]+-\d+\b`)
-	localAddr = regexp.MustCompile(`127\.0\.0\.1(:|, port=)(\d+)`)
 )
 
 type record struct{ lines []string }
