@@ -53,7 +53,7 @@ var (
 	stallCauseFamily = newFamily("partition_high_watermark_stall_cause", "1 for the likely cause of a stalled high watermark, only for stalled partitions.", Gauge, "cause", "partition", "topic").withDoc("Causes: `under_min_isr`; `isr_shrink_pending`, the leader logged a shrink the metadata does not show; `unknown`. Never exported without partition labels.")
 )
 
-// Families lists every family the exporter writes (the partition-labelled
+// Families lists every family the exporter writes (the partition-labeled
 // form of those with a per-topic rollup), for the README: the log half's
 // (families.go), the stream's and the admin half's, then the positions'.
 func Families() []*Family {

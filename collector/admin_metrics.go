@@ -282,7 +282,7 @@ func (sc *adminScrape) lagTable() *Table {
 	}
 }
 
-// stallTable has a row per stalled partition, labelled with its cause.
+// stallTable has a row per stalled partition, labeled with its cause.
 func (sc *adminScrape) stallTable() *Table {
 	return &Table{
 		Prepare: func(t *Table) {

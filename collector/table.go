@@ -76,7 +76,7 @@ type rowColumn[R any] struct {
 	value  func(row R) (float64, bool)
 }
 
-// rowTable is a table of rows, labelled by labels, with a column each of cols.
+// rowTable is a table of rows, labeled by labels, with a column each of cols.
 func rowTable[R any](rows []R, labels func(row R, values []string), cols []rowColumn[R]) *Table {
 	t := &Table{
 		Rows:    len(rows),

@@ -49,7 +49,7 @@ type metricRow struct {
 }
 
 // familyRows are the exporter's own families, as collector.Families()
-// declares them (the partition-labelled form of those with a per-topic
+// declares them (the partition-labeled form of those with a per-topic
 // rollup), each help followed by its README text.
 func familyRows() []metricRow {
 	var rows []metricRow
@@ -259,7 +259,7 @@ func TestGoldenHasEveryFamily(t *testing.T) {
 }
 
 // ruleFile is a Prometheus rule file, every field spelled out so that strict
-// decoding rejects a misspelt key instead of silently dropping it.
+// decoding rejects a misspelled key instead of silently dropping it.
 type ruleFile struct {
 	Groups []struct {
 		Name        string            `yaml:"name"`

@@ -38,7 +38,7 @@ type brokerConn struct {
 	b    *sarama.Broker
 
 	mu         sync.Mutex
-	raw        net.Conn // nil until dialled
+	raw        net.Conn // nil until dialed
 	dead       bool
 	cancelDial context.CancelFunc
 }
@@ -48,7 +48,7 @@ func newBrokerPool(conf *sarama.Config) *brokerPool {
 }
 
 // get returns the live connection to addr, opening a new one if there is
-// none. Dialling happens in the background; the first request waits for it.
+// none. Dialing happens in the background; the first request waits for it.
 func (p *brokerPool) get(addr string) (*brokerConn, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

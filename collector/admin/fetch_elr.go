@@ -62,7 +62,7 @@ func fetchELR(ctx context.Context, r *round, p *refreshPlan, reader *elr.Reader)
 		return nil
 	}
 	for topic, err := range res.TopicErrors {
-		// Deleted since Metadata, or not authorised: that topic has no
+		// Deleted since Metadata, or not authorized: that topic has no
 		// ELR series this refresh, the others do.
 		r.logger.Debug("DescribeTopicPartitions left a topic out", "topic", topic, "err", err)
 	}
