@@ -41,18 +41,33 @@ func snapshot100k() *admin.Snapshot {
 }
 
 // BenchmarkAdminScrape100k is a whole scrape of 100k partitions (~1.6M
-// series) minus HTTP, per partition (the default) and rolled up per topic.
-// The output goes to io.Discard: gzip and the network come on top.
+// series) minus HTTP, per partition (the default) and rolled up per topic,
+// and per partition through client_golang's registry (the baseline,
+// registry_baseline_test.go). The output goes to io.Discard: gzip and the
+// network come on top.
 func BenchmarkAdminScrape100k(b *testing.B) {
 	src := newSnapshotSource(snapshot100k())
-	for _, labels := range []bool{true, false} {
-		name := map[bool]string{true: "partitions", false: "rollup"}[labels]
-		b.Run(name, func(b *testing.B) {
-			tables := TableSource(NewAdminMetrics(src, labels).Tables)
+	for _, bc := range []struct {
+		name   string
+		labels bool
+		write  func(io.Writer, TableSource) error
+	}{
+		{"partitions", true, writeText},
+		{"rollup", false, writeText},
+		// A refresh between every two scrapes: the rollup folded each time.
+		{"rollup-refreshed", false, func(w io.Writer, tables TableSource) error {
+			s := *src.Snapshot()
+			src.set(&s)
+			return WriteText(w, nil, nil, tables)
+		}},
+		{"registry", true, func(w io.Writer, src TableSource) error { return registryText(w, src) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			tables := TableSource(NewAdminMetrics(src, bc.labels).Tables)
 			b.ReportAllocs()
 			cpu := cpuTime()
 			for b.Loop() {
-				if err := WriteText(io.Discard, nil, nil, tables); err != nil {
+				if err := bc.write(io.Discard, tables); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -60,6 +75,8 @@ func BenchmarkAdminScrape100k(b *testing.B) {
 		})
 	}
 }
+
+func writeText(w io.Writer, src TableSource) error { return WriteText(w, nil, nil, src) }
 
 // cpuTime is the process's user+system CPU time. The machine is shared, so
 // wall time per op overstates cost; CPU per op does not.

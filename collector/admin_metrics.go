@@ -1,10 +1,10 @@
 package collector
 
 import (
-	"math"
 	"slices"
 	"strings"
 	"sync"
+	"weak"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 )
@@ -20,6 +20,13 @@ type AdminSnapshots interface {
 type AdminMetrics struct {
 	src             AdminSnapshots
 	partitionLabels bool
+
+	// The per-topic rollup folds every partition, so the scrapes between
+	// two refreshes share it; the weak pointer names its snapshot without
+	// keeping it alive.
+	mu         sync.Mutex
+	rolled     *Table
+	rolledFrom weak.Pointer[admin.Snapshot]
 }
 
 // NewAdminMetrics renders src per partition, or without partitionLabels
@@ -28,15 +35,67 @@ func NewAdminMetrics(src AdminSnapshots, partitionLabels bool) *AdminMetrics {
 	return &AdminMetrics{src: src, partitionLabels: partitionLabels}
 }
 
-// adminScrape is one scrape's view of a snapshot, pooled between scrapes.
+// partitionColumns are the per-partition admin families, each read straight
+// from the snapshot's partition (ok false where it has no value). A new one
+// is a family in admin_families.go and a line here.
+var partitionColumns = []rowColumn[*admin.Partition]{
+	{replicasFamily, func(p *admin.Partition) (float64, bool) { return float64(p.Replicas), true }},
+	{isrFamily, func(p *admin.Partition) (float64, bool) { return float64(p.ISR), true }},
+	{underReplicatedFamily, func(p *admin.Partition) (float64, bool) { return b2f(p.UnderReplicated()), true }},
+	{minISRFamily, func(p *admin.Partition) (float64, bool) { return float64(p.MinISR), p.MinISR > 0 }},
+	{underMinISRFamily, func(p *admin.Partition) (float64, bool) { return b2f(p.UnderMinISR()), p.MinISR > 0 }},
+	{atMinISRFamily, func(p *admin.Partition) (float64, bool) { return b2f(p.AtMinISR()), p.MinISR > 0 }},
+	{headroomFamily, func(p *admin.Partition) (float64, bool) { return float64(p.ISR - p.MinISR), p.MinISR > 0 }},
+	{leaderFamily, func(p *admin.Partition) (float64, bool) { return float64(p.Leader), true }},
+	{leaderEpochFamily, func(p *admin.Partition) (float64, bool) { return float64(p.LeaderEpoch), true }},
+	{hwFamily, func(p *admin.Partition) (float64, bool) { return float64(p.HW), p.HWKnown }},
+	{lastAdvanceFamily, func(p *admin.Partition) (float64, bool) { return unixSeconds(p.LastAdvance), p.HWKnown }},
+	{leoFamily, func(p *admin.Partition) (float64, bool) { return float64(p.LEO), p.LEOKnown }},
+	{stalledFamily, func(p *admin.Partition) (float64, bool) { return b2f(p.Stalled), p.HWKnown && p.LEOKnown }},
+	{regressionsFamily, func(p *admin.Partition) (float64, bool) { return float64(p.Regressions), true }},
+	{elrFamily, func(p *admin.Partition) (float64, bool) { return float64(p.ELR), p.ELRKnown }},
+	{lastKnownELRFamily, func(p *admin.Partition) (float64, bool) { return float64(p.LastKnownELR), p.ELRKnown }},
+	{reassigningFamily, func(p *admin.Partition) (float64, bool) { return b2f(p.Reassigning), p.ReassignmentKnown }},
+	{urpByMoveFamily, func(p *admin.Partition) (float64, bool) {
+		return b2f(p.UnderReplicatedByReassignment), p.ReassignmentKnown
+	}},
+	// Only while a reassignment runs: zero on almost every partition almost
+	// always, they would double the series for nothing.
+	{reassignAddingFamily, func(p *admin.Partition) (float64, bool) { return float64(p.AddingReplicas), p.Reassigning }},
+	{reassignRemovingFamily, func(p *admin.Partition) (float64, bool) { return float64(p.RemovingReplicas), p.Reassigning }},
+}
+
+// adminScrape is one scrape's view of a snapshot's partitions, pooled
+// between scrapes. Its tables lay it out (list) only when one of their
+// families is written.
 type adminScrape struct {
-	s       *admin.Snapshot
-	ordered bool // the fields below are laid out for s
-	parts   []orderedPartition
-	rows    []partitionRow
-	lags    []lagRef
-	stalls  []stallRef
-	rollup  []topicRollup
+	s      *admin.Snapshot
+	listed bool               // parts lists s's partitions
+	ranked bool               // rank is set for parts
+	parts  []*admin.Partition // by topic, then partition number (snapshot order)
+	lags   []lagRow           // in series order
+	stalls []int32            // indexes into parts
+
+	// Scratch of the series order (below).
+	ordered []*admin.Partition
+	rank    []int32
+	order   []int32
+	byRank  []int32
+	ids     []int32
+	keys    []int32
+	lagRefs []lagRef
+}
+
+// lagRow is one replica lag series, a row of the lag table.
+type lagRow struct {
+	p *admin.Partition
+	admin.ReplicaLag
+}
+
+// lagRef is a lag of parts[at], as read in snapshot order.
+type lagRef struct {
+	at, replica int32
+	lag         int64
 }
 
 var adminScrapePool = sync.Pool{New: func() any { return new(adminScrape) }}
@@ -44,19 +103,55 @@ var adminScrapePool = sync.Pool{New: func() any { return new(adminScrape) }}
 // Tables snapshots the poller and returns its tables (a TableSource).
 func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	s := m.src.Snapshot()
-	sc := adminScrapePool.Get().(*adminScrape)
 	tables := []*Table{refreshTable(s), requestErrorTable(s), disagreementTable(s), topicMinISRTable(s), brokerTable(s)}
-	if m.partitionLabels {
-		sc.s, sc.ordered = s, false
-		tables = append(tables, sc.partitionTable(), sc.lagTable(), sc.stallTable())
-	} else {
-		tables = append(tables, sc.rollupTable(s))
+	if !m.partitionLabels {
+		return append(tables, m.rollup(s)), nil
 	}
+	sc := adminScrapePool.Get().(*adminScrape)
+	sc.s, sc.listed, sc.ranked = s, false, false
+	tables = append(tables, sc.orderedPartitionTable(), sc.lagTable(), sc.stallTable())
 	return tables, func() {
 		sc.s = nil
 		clear(sc.parts) // drop the pointers into the snapshot
+		clear(sc.ordered)
+		clear(sc.lags)
 		adminScrapePool.Put(sc)
 	}
+}
+
+// list lays out the partitions of the scrape's snapshot, once.
+func (sc *adminScrape) list() {
+	if !sc.listed {
+		sc.listed = true
+		sc.parts, _ = partitionsOf(sc.s, sc.parts[:0], nil)
+	}
+}
+
+// partitionsOf appends s's partitions to parts, by topic then number, and
+// where each topic's end to ends.
+func partitionsOf(s *admin.Snapshot, parts []*admin.Partition, ends []int) ([]*admin.Partition, []int) {
+	for i := range s.Topics {
+		for j := range s.Topics[i].Partitions {
+			parts = append(parts, &s.Topics[i].Partitions[j])
+		}
+		ends = append(ends, len(parts))
+	}
+	return parts, ends
+}
+
+// rollup returns the per-topic table of s, folded once per snapshot.
+func (m *AdminMetrics) rollup(s *admin.Snapshot) *Table {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rolled == nil || m.rolledFrom.Value() != s {
+		parts, ends := partitionsOf(s, nil, nil)
+		topics := make([]string, len(s.Topics))
+		for k := range s.Topics {
+			topics[k] = s.Topics[k].Name
+		}
+		m.rolled, m.rolledFrom = rollupTable(parts, ends, topics, partitionColumns), weak.Make(s)
+	}
+	return m.rolled
 }
 
 // refreshTable is the refresh itself: one row, no labels.
@@ -115,152 +210,94 @@ func brokerTable(s *admin.Snapshot) *Table {
 	}
 }
 
-// orderedPartition is a partition with its id formatted as a label value.
-type orderedPartition struct {
-	*admin.Partition
-	id string
+// adminPartitionTable is a table of partitionColumns over rows.
+func adminPartitionTable(rows []*admin.Partition) *Table {
+	return rowTable(rows, func(p *admin.Partition, values []string) {
+		values[0], values[1] = idLabel(p.Partition), p.Topic
+	}, partitionColumns)
 }
 
-// partitionRow is what the families read of one partition, copied in series
-// order so that each column is a pass through memory in order.
-type partitionRow struct {
-	hw, leo, leaderEpoch            int64
-	lastAdvance                     float64
-	regressions                     uint64
-	replicas, isr, minISR, leader   int32
-	under, underMin, atMin, stalled bool
-	hwKnown, leoKnown               bool
-
-	elr, lastKnownELR, adding, removing int32
-	elrKnown, reassignKnown             bool
-	reassigning, urpByMove              bool
-}
-
-// lagRef is one replica lag series: the partition is parts[at].
-type lagRef struct {
-	lag         int64
-	replica, at int32
-}
-
-// stallRef is one stall cause series: the partition is parts[at].
-type stallRef struct {
-	cause string
-	at    int32
-}
-
-// orderPartitions lays out the snapshot's partitions, replica lags and
-// stalls in the order Prometheus sorts their series, so that the table
-// writer finds them sorted and does not sort them again. It runs once per
-// scrape, for the first of the three tables written.
-func (sc *adminScrape) orderPartitions() {
-	if sc.ordered {
-		return
-	}
-	sc.ordered = true
-	sc.parts = seriesOrder(sc.parts, sc.s)
-	ordered := sc.parts
-	sc.rows = slices.Grow(sc.rows[:0], len(ordered))
-	sc.stalls = sc.stalls[:0]
-	for k := range ordered {
-		p := &ordered[k]
-		r := partitionRow{
-			hw: p.HW, leo: p.LEO, leaderEpoch: p.LeaderEpoch, regressions: p.Regressions,
-			replicas: int32(p.Replicas), isr: int32(p.ISR), minISR: int32(p.MinISR), leader: p.Leader,
-			under: p.UnderReplicated(), underMin: p.UnderMinISR(), atMin: p.AtMinISR(), stalled: p.Stalled,
-			hwKnown: p.HWKnown, leoKnown: p.LEOKnown,
-			elr: p.ELR, lastKnownELR: p.LastKnownELR, elrKnown: p.ELRKnown,
-			adding: p.AddingReplicas, removing: p.RemovingReplicas, reassignKnown: p.ReassignmentKnown,
-			reassigning: p.Reassigning, urpByMove: p.UnderReplicatedByReassignment,
+// orderedPartitionTable has a row per exported partition, in series order:
+// its Prepare lays the rows out and makes it the table over them.
+func (sc *adminScrape) orderedPartitionTable() *Table {
+	t := adminPartitionTable(nil)
+	t.Prepare = func(t *Table) {
+		sc.list()
+		sc.rankPartitions()
+		sc.order = countingSort(sc.order, sc.rank)
+		sc.ordered = sc.ordered[:0]
+		for _, at := range sc.order {
+			sc.ordered = append(sc.ordered, sc.parts[at])
 		}
-		if p.HWKnown {
-			r.lastAdvance = unixSeconds(p.LastAdvance)
-		}
-		if p.Stalled {
-			sc.stalls = append(sc.stalls, stallRef{cause: p.StallCause.String(), at: int32(k)})
-		}
-		sc.rows = append(sc.rows, r)
+		*t = *adminPartitionTable(sc.ordered)
 	}
-	// ordered is sorted by partition, then topic; the lag series sort by
-	// partition, replica, topic: reorder each run of one partition id.
-	sc.lags = sc.lags[:0]
-	for start := 0; start < len(ordered); {
-		end := start + 1
-		for end < len(ordered) && ordered[end].id == ordered[start].id {
-			end++
-		}
-		from := len(sc.lags)
-		for at := start; at < end; at++ {
-			for _, l := range ordered[at].Lags {
-				sc.lags = append(sc.lags, lagRef{lag: l.Lag, replica: l.Replica, at: int32(at)})
-			}
-		}
-		slices.SortStableFunc(sc.lags[from:], func(x, y lagRef) int {
-			return strings.Compare(idLabel(x.replica), idLabel(y.replica))
-		})
-		start = end
-	}
-	// The stall series sort by cause, partition, topic: ordered is sorted by
-	// the last two already.
-	slices.SortStableFunc(sc.stalls, func(x, y stallRef) int { return strings.Compare(x.cause, y.cause) })
+	return t
 }
 
-func (sc *adminScrape) partitionTable() *Table {
-	gauge := func(f *Family, v func(r *partitionRow) (float64, bool)) Column {
-		return Column{f, func(row int) (float64, bool) { return v(&sc.rows[row]) }}
-	}
-	return &Table{
-		Prepare: func(t *Table) { sc.orderPartitions(); t.Rows = len(sc.rows) },
-		Labels: func(row int, values []string) {
-			values[0], values[1] = sc.parts[row].id, sc.parts[row].Topic
-		},
-		Columns: []Column{
-			gauge(replicasFamily, func(r *partitionRow) (float64, bool) { return float64(r.replicas), true }),
-			gauge(isrFamily, func(r *partitionRow) (float64, bool) { return float64(r.isr), true }),
-			gauge(underReplicatedFamily, func(r *partitionRow) (float64, bool) { return b2f(r.under), true }),
-			gauge(minISRFamily, func(r *partitionRow) (float64, bool) { return float64(r.minISR), r.minISR > 0 }),
-			gauge(underMinISRFamily, func(r *partitionRow) (float64, bool) { return b2f(r.underMin), r.minISR > 0 }),
-			gauge(atMinISRFamily, func(r *partitionRow) (float64, bool) { return b2f(r.atMin), r.minISR > 0 }),
-			gauge(headroomFamily, func(r *partitionRow) (float64, bool) { return float64(r.isr - r.minISR), r.minISR > 0 }),
-			gauge(leaderFamily, func(r *partitionRow) (float64, bool) { return float64(r.leader), true }),
-			gauge(leaderEpochFamily, func(r *partitionRow) (float64, bool) { return float64(r.leaderEpoch), true }),
-			gauge(hwFamily, func(r *partitionRow) (float64, bool) { return float64(r.hw), r.hwKnown }),
-			gauge(lastAdvanceFamily, func(r *partitionRow) (float64, bool) { return r.lastAdvance, r.hwKnown }),
-			gauge(leoFamily, func(r *partitionRow) (float64, bool) { return float64(r.leo), r.leoKnown }),
-			gauge(stalledFamily, func(r *partitionRow) (float64, bool) { return b2f(r.stalled), r.hwKnown && r.leoKnown }),
-			gauge(regressionsFamily, func(r *partitionRow) (float64, bool) { return float64(r.regressions), true }),
-			gauge(elrFamily, func(r *partitionRow) (float64, bool) { return float64(r.elr), r.elrKnown }),
-			gauge(lastKnownELRFamily, func(r *partitionRow) (float64, bool) { return float64(r.lastKnownELR), r.elrKnown }),
-			gauge(reassigningFamily, func(r *partitionRow) (float64, bool) { return b2f(r.reassigning), r.reassignKnown }),
-			gauge(urpByMoveFamily, func(r *partitionRow) (float64, bool) { return b2f(r.urpByMove), r.reassignKnown }),
-			// Only while a reassignment runs: zero on almost every partition
-			// almost always, they would double the series for nothing.
-			gauge(reassignAddingFamily, func(r *partitionRow) (float64, bool) { return float64(r.adding), r.reassigning }),
-			gauge(reassignRemovingFamily, func(r *partitionRow) (float64, bool) { return float64(r.removing), r.reassigning }),
-		},
-	}
-}
-
+// lagTable has a row per follower whose lag the refresh read, in series
+// order: partition, replica, topic.
 func (sc *adminScrape) lagTable() *Table {
 	return &Table{
-		Prepare: func(t *Table) { sc.orderPartitions(); t.Rows = len(sc.lags) },
+		Prepare: func(t *Table) {
+			sc.list()
+			sc.rankPartitions()
+			// Sorted by replica, then (stably) by partition.
+			n := 0
+			for _, p := range sc.parts {
+				n += len(p.Lags)
+			}
+			refs, replicas, parts := slices.Grow(sc.lagRefs[:0], n), slices.Grow(sc.keys[:0], n), slices.Grow(sc.ids[:0], n)
+			for at, p := range sc.parts {
+				for _, l := range p.Lags {
+					refs = append(refs, lagRef{int32(at), l.Replica, l.Lag})
+					replicas = append(replicas, l.Replica)
+					parts = append(parts, sc.rank[at])
+				}
+			}
+			ranks := newStringRanks(replicas)
+			for i, id := range replicas {
+				replicas[i] = ranks.of(id)
+			}
+			byReplica := countingSort(sc.byRank, replicas)
+			keys := replicas // reused: the partition ranks in replica order
+			for i, k := range byReplica {
+				keys[i] = parts[k]
+			}
+			sc.order = countingSort(sc.order, keys)
+			sc.lagRefs, sc.keys, sc.ids, sc.byRank = refs, keys, parts, byReplica
+			sc.lags = slices.Grow(sc.lags[:0], n)
+			for _, k := range sc.order {
+				r := refs[byReplica[k]]
+				sc.lags = append(sc.lags, lagRow{sc.parts[r.at], admin.ReplicaLag{Replica: r.replica, Lag: r.lag}})
+			}
+			t.Rows = len(sc.lags)
+		},
 		Labels: func(row int, values []string) {
 			l := &sc.lags[row]
-			p := &sc.parts[l.at]
-			values[0], values[1], values[2] = p.id, idLabel(l.replica), p.Topic
+			values[0], values[1], values[2] = idLabel(l.p.Partition), idLabel(l.Replica), l.p.Topic
 		},
 		Columns: []Column{
-			{replicaLagFamily, func(row int) (float64, bool) { return float64(sc.lags[row].lag), true }},
+			{replicaLagFamily, func(row int) (float64, bool) { return float64(sc.lags[row].Lag), true }},
 		},
 	}
 }
 
+// stallTable has a row per stalled partition, labeled with its cause.
 func (sc *adminScrape) stallTable() *Table {
 	return &Table{
-		Prepare: func(t *Table) { sc.orderPartitions(); t.Rows = len(sc.stalls) },
+		Prepare: func(t *Table) {
+			sc.list()
+			sc.stalls = sc.stalls[:0]
+			for at, p := range sc.parts {
+				if p.Stalled {
+					sc.stalls = append(sc.stalls, int32(at))
+				}
+			}
+			t.Rows = len(sc.stalls)
+		},
 		Labels: func(row int, values []string) {
-			st := &sc.stalls[row]
-			p := &sc.parts[st.at]
-			values[0], values[1], values[2] = st.cause, p.id, p.Topic
+			p := sc.parts[sc.stalls[row]]
+			values[0], values[1], values[2] = p.StallCause.String(), idLabel(p.Partition), p.Topic
 		},
 		Columns: []Column{
 			{stallCauseFamily, func(int) (float64, bool) { return 1, true }},
@@ -268,160 +305,101 @@ func (sc *adminScrape) stallTable() *Table {
 	}
 }
 
-// seriesOrder appends the snapshot's partitions to dst in the order
-// Prometheus sorts their series: label values compared as strings,
-// partition, then topic.
-func seriesOrder(dst []orderedPartition, s *admin.Snapshot) []orderedPartition {
-	n, lo, hi := 0, int32(math.MaxInt32), int32(math.MinInt32)
-	for i := range s.Topics {
-		for j := range s.Topics[i].Partitions {
-			id := s.Topics[i].Partitions[j].Partition
-			lo, hi = min(lo, id), max(hi, id)
-			n++
-		}
+// Series order. The writer wants a table's rows sorted by their label
+// values, as client_golang writes them; partition and replica ids sort as
+// strings ("10" before "9"). Sorting 100k rows by comparison costs more than
+// the rest of the scrape (docs/benchmarks.md), so the partition tables are
+// put in that order by counting sorts on the ids' string ranks: the snapshot
+// lists partitions by topic, then number, and a stable sort keeps the
+// topics of one id in order.
+
+// rankPartitions sets rank[i] to the string rank of parts[i]'s id, once.
+func (sc *adminScrape) rankPartitions() {
+	if sc.ranked {
+		return
 	}
-	out := slices.Grow(dst[:0], n)
-	if n == 0 {
-		return out
+	sc.ranked = true
+	sc.ids = sc.ids[:0]
+	for _, p := range sc.parts {
+		sc.ids = append(sc.ids, p.Partition)
 	}
-	if int64(hi)-int64(lo) > int64(4*n) {
-		// Sparse ids, which Kafka does not hand out: sort by comparison.
-		for i := range s.Topics {
-			for j := range s.Topics[i].Partitions {
-				p := &s.Topics[i].Partitions[j]
-				out = append(out, orderedPartition{p, idLabel(p.Partition)})
-			}
-		}
-		slices.SortStableFunc(out, func(x, y orderedPartition) int { return strings.Compare(x.id, y.id) })
-		return out
+	ranks := newStringRanks(sc.ids)
+	sc.rank = sc.rank[:0]
+	for _, p := range sc.parts {
+		sc.rank = append(sc.rank, ranks.of(p.Partition))
 	}
-	// A counting sort by partition id, the ids taken in the order of their
-	// strings; Topics is sorted by name, so each id's topics come in order.
-	next := make([]int, hi-lo+1) // count of each id, then where its next partition goes
-	for i := range s.Topics {
-		for j := range s.Topics[i].Partitions {
-			next[s.Topics[i].Partitions[j].Partition-lo]++
-		}
-	}
-	var present []int32
-	for k, c := range next {
-		if c > 0 {
-			present = append(present, lo+int32(k))
-		}
-	}
-	slices.SortFunc(present, func(x, y int32) int { return strings.Compare(idLabel(x), idLabel(y)) })
-	at := 0
-	for _, id := range present {
-		c := next[id-lo]
-		next[id-lo] = at
-		at += c
-	}
-	out = out[:n]
-	for i := range s.Topics {
-		for j := range s.Topics[i].Partitions {
-			p := &s.Topics[i].Partitions[j]
-			k := &next[p.Partition-lo]
-			out[*k] = orderedPartition{p, idLabel(p.Partition)}
-			*k++
-		}
-	}
-	return out
 }
 
-// topicRollup is a topic's partitions summed, counted or (headroom) the
-// smallest, for --no-collector.partition-labels.
-type topicRollup struct {
-	replicas, isr, under, underMin, atMin, stalled int
-	hw, leo                                        int64
-	regressions                                    uint64
-	headroom                                       int
-	haveHeadroom, minISRKnown                      bool
-
-	elr, lastKnownELR                        int
-	reassigning, adding, removing, urpByMove int
-	elrKnown, reassignKnown                  bool
+// countingSort returns the positions of rank in the order of their values,
+// stably, in dst.
+func countingSort(dst, rank []int32) []int32 {
+	n := 0
+	for _, r := range rank {
+		n = max(n, int(r)+1)
+	}
+	count := make([]int32, n+1)
+	for _, r := range rank {
+		count[r+1]++
+	}
+	for r := range n {
+		count[r+1] += count[r]
+	}
+	dst = slices.Grow(dst[:0], len(rank))[:len(rank)]
+	for i, r := range rank {
+		dst[count[r]] = int32(i)
+		count[r]++
+	}
+	return dst
 }
 
-func rollupOf(t *admin.Topic) topicRollup {
-	r := topicRollup{minISRKnown: t.MinISRConfig > 0}
-	for i := range t.Partitions {
-		p := &t.Partitions[i]
-		r.replicas += p.Replicas
-		r.isr += p.ISR
-		r.under += b2i(p.UnderReplicated())
-		r.underMin += b2i(p.UnderMinISR())
-		r.atMin += b2i(p.AtMinISR())
-		r.stalled += b2i(p.Stalled)
-		if p.HWKnown {
-			r.hw += p.HW
+// stringRanks are some ids in numeric order, each with its rank among them
+// in string order; with no ids, every id is below len(idLabels), ranked by
+// smallIDRanks.
+type stringRanks struct{ ids, rank []int32 }
+
+// smallIDRanks are the ranks of the ids of idLabels in string order, made
+// once: partition and broker ids are almost always below 4096.
+var smallIDRanks = func() []int32 {
+	byString := make([]int32, len(idLabels))
+	for i := range byString {
+		byString[i] = int32(i)
+	}
+	slices.SortFunc(byString, func(a, b int32) int { return strings.Compare(idLabels[a], idLabels[b]) })
+	ranks := make([]int32, len(idLabels))
+	for r, id := range byString {
+		ranks[id] = int32(r)
+	}
+	return ranks
+}()
+
+// newStringRanks ranks the distinct ids of ids.
+func newStringRanks(ids []int32) stringRanks {
+	if !slices.ContainsFunc(ids, func(id int32) bool { return id < 0 || int(id) >= len(idLabels) }) {
+		return stringRanks{}
+	}
+	seen := make(map[int32]struct{})
+	var distinct []int32
+	for _, id := range ids {
+		if _, ok := seen[id]; !ok {
+			seen[id] = struct{}{}
+			distinct = append(distinct, id)
 		}
-		if p.LEOKnown {
-			r.leo += p.LEO
-		}
-		r.regressions += p.Regressions
-		if p.MinISR > 0 && (!r.haveHeadroom || p.ISR-p.MinISR < r.headroom) {
-			r.headroom, r.haveHeadroom = p.ISR-p.MinISR, true
-		}
-		if p.ELRKnown {
-			r.elrKnown = true
-			r.elr += int(p.ELR)
-			r.lastKnownELR += int(p.LastKnownELR)
-		}
-		if p.ReassignmentKnown {
-			r.reassignKnown = true
-			r.reassigning += b2i(p.Reassigning)
-			r.adding += int(p.AddingReplicas)
-			r.removing += int(p.RemovingReplicas)
-			r.urpByMove += b2i(p.UnderReplicatedByReassignment)
-		}
+	}
+	slices.Sort(distinct)
+	byString := slices.Clone(distinct)
+	slices.SortFunc(byString, func(a, b int32) int { return strings.Compare(idLabel(a), idLabel(b)) })
+	r := stringRanks{ids: distinct, rank: make([]int32, len(distinct))}
+	for i, id := range byString {
+		j, _ := slices.BinarySearch(distinct, id)
+		r.rank[j] = int32(i)
 	}
 	return r
 }
 
-// rollupTable has a row per topic; Topics is sorted by name, the series order.
-func (sc *adminScrape) rollupTable(s *admin.Snapshot) *Table {
-	sc.rollup = sc.rollup[:0]
-	for i := range s.Topics {
-		sc.rollup = append(sc.rollup, rollupOf(&s.Topics[i]))
+func (r stringRanks) of(id int32) int32 {
+	if r.ids == nil {
+		return smallIDRanks[id]
 	}
-	topics, sums := s.Topics, sc.rollup
-	sum := func(f *Family, v func(r *topicRollup) (float64, bool)) Column {
-		return Column{f, func(row int) (float64, bool) { return v(&sums[row]) }}
-	}
-	return &Table{
-		Rows:   len(sums),
-		Labels: func(row int, values []string) { values[0] = topics[row].Name },
-		Columns: []Column{
-			sum(rollupReplicasFamily, func(r *topicRollup) (float64, bool) { return float64(r.replicas), true }),
-			sum(rollupISRFamily, func(r *topicRollup) (float64, bool) { return float64(r.isr), true }),
-			sum(rollupUnderReplicatedFamily, func(r *topicRollup) (float64, bool) { return float64(r.under), true }),
-			sum(rollupUnderMinISRFamily, func(r *topicRollup) (float64, bool) { return float64(r.underMin), r.minISRKnown }),
-			sum(rollupAtMinISRFamily, func(r *topicRollup) (float64, bool) { return float64(r.atMin), r.minISRKnown }),
-			sum(rollupHeadroomFamily, func(r *topicRollup) (float64, bool) { return float64(r.headroom), r.haveHeadroom }),
-			sum(rollupHWFamily, func(r *topicRollup) (float64, bool) { return float64(r.hw), true }),
-			sum(rollupLEOFamily, func(r *topicRollup) (float64, bool) { return float64(r.leo), true }),
-			sum(rollupStalledFamily, func(r *topicRollup) (float64, bool) { return float64(r.stalled), true }),
-			sum(rollupRegressionsFamily, func(r *topicRollup) (float64, bool) { return float64(r.regressions), true }),
-			sum(rollupELRFamily, func(r *topicRollup) (float64, bool) { return float64(r.elr), r.elrKnown }),
-			sum(rollupLastKnownELRFamily, func(r *topicRollup) (float64, bool) { return float64(r.lastKnownELR), r.elrKnown }),
-			sum(rollupReassigningFamily, func(r *topicRollup) (float64, bool) { return float64(r.reassigning), r.reassignKnown }),
-			sum(rollupReassignAddingFamily, func(r *topicRollup) (float64, bool) { return float64(r.adding), r.reassignKnown }),
-			sum(rollupReassignRemovingFamily, func(r *topicRollup) (float64, bool) { return float64(r.removing), r.reassignKnown }),
-			sum(rollupURPByMoveFamily, func(r *topicRollup) (float64, bool) { return float64(r.urpByMove), r.reassignKnown }),
-		},
-	}
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	j, _ := slices.BinarySearch(r.ids, id)
+	return r.rank[j]
 }

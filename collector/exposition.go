@@ -6,18 +6,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
-
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 )
 
-// The text exposition writer: every kafka_replication_* family is written
-// here, straight into a byte buffer in the text format 0.0.4, from tables
-// (table.go); the registry keeps the standard collectors (Go, process, build
-// info), and WriteText merges both in family-name order as Gather would. Why
-// not the registry for everything: see docs/design.md ("Rendering").
+// The text format 0.0.4, as expfmt writes it: a family's HELP and TYPE
+// lines, samples appended straight into a byte buffer, label values escaped.
+// The writer (write.go) renders tables with it.
 
 // textFamily is the rendered header of one family: its HELP and TYPE lines.
 type textFamily struct {
@@ -221,117 +215,4 @@ func (l *labelBlocks) get(i int) []byte {
 		start = l.end[i-1]
 	}
 	return l.b[start:l.end[i]]
-}
-
-// directFamily is one column of a table, to be written as one family.
-type directFamily struct {
-	fam *textFamily
-	r   *tableRenderer
-	i   int // which column of r's table
-}
-
-// expositionScratch is one scrape's working memory, pooled between scrapes.
-// The k-th table of a scrape gets renderers[k]: the sources return their
-// tables in the same order every scrape, so each renderer's buffers stay
-// sized for the same table.
-type expositionScratch struct {
-	w         textWriter
-	fams      []directFamily
-	rels      []func()
-	renderers []*tableRenderer
-	used      int // renderers in use by this scrape
-}
-
-var expositionPool = sync.Pool{New: func() any {
-	return &expositionScratch{w: textWriter{buf: make([]byte, 0, flushAt+4096)}}
-}}
-
-// add snapshots src and lists the families of its tables.
-func (sc *expositionScratch) add(src TableSource) {
-	tables, release := src()
-	for _, t := range tables {
-		if sc.used == len(sc.renderers) {
-			sc.renderers = append(sc.renderers, new(tableRenderer))
-		}
-		r := sc.renderers[sc.used]
-		sc.used++
-		r.t, r.prepared = t, false
-		for i, c := range t.Columns {
-			if !slices.Equal(c.Family.Labels, t.Columns[0].Family.Labels) {
-				panic("collector: columns of one table with different labels: " + c.Family.Name)
-			}
-			sc.fams = append(sc.fams, directFamily{fam: c.Family.text, r: r, i: i})
-		}
-	}
-	if release != nil {
-		sc.rels = append(sc.rels, release)
-	}
-}
-
-// reset lets go of this scrape's snapshots, keeping the buffers.
-func (sc *expositionScratch) reset() {
-	for _, r := range sc.renderers[:sc.used] {
-		r.t = nil
-		clear(r.values) // drop the strings of this scrape's snapshot
-	}
-	sc.used = 0
-	for _, rel := range sc.rels {
-		rel()
-	}
-	clear(sc.fams)
-	clear(sc.rels)
-	sc.fams, sc.rels = sc.fams[:0], sc.rels[:0]
-}
-
-// WriteText writes the gathered registry families mfs (sorted by name, as
-// Gather returns them) and the tables of srcs to out, merged in
-// family-name order, as expfmt's text encoder would write a registry holding
-// all of them. keep (nil = all) selects families by name. A
-// family name must come from one source only. It returns out's first error,
-// else the first encoding error of a registry family (whose output is then
-// partial, as with expfmt).
-func WriteText(out io.Writer, mfs []*dto.MetricFamily, keep func(name string) bool, srcs ...TableSource) error {
-	sc := expositionPool.Get().(*expositionScratch)
-	w := &sc.w
-	w.out, w.err = out, nil
-	for _, s := range srcs {
-		sc.add(s)
-	}
-	fams := sc.fams
-	slices.SortFunc(fams, func(a, b directFamily) int { return strings.Compare(a.fam.name, b.fam.name) })
-
-	var encErr error
-	i, j := 0, 0
-	for (i < len(mfs) || j < len(fams)) && w.err == nil {
-		if j == len(fams) || (i < len(mfs) && mfs[i].GetName() <= fams[j].fam.name) {
-			mf := mfs[i]
-			i++
-			if keep != nil && !keep(mf.GetName()) {
-				continue
-			}
-			if _, err := expfmt.MetricFamilyToText(w, mf); err != nil && encErr == nil {
-				encErr = err
-			}
-			w.maybeFlush()
-			continue
-		}
-		f := fams[j]
-		j++
-		if keep != nil && !keep(f.fam.name) {
-			continue
-		}
-		f.r.render(w, f.fam, f.i)
-	}
-	w.flush()
-	err := w.err
-	if err == nil {
-		err = encErr
-	}
-
-	sc.reset()
-	w.out, w.err = nil, nil
-	if cap(w.buf) <= 4*flushAt {
-		expositionPool.Put(sc)
-	}
-	return err
 }

@@ -29,9 +29,30 @@ type Family struct {
 	Type   Type     //
 	Labels []string // label names, sorted: the order the writer renders them in
 	Doc    string   // more for the README: which log lines (and level) it comes from
+	// Rollup is the per-topic form of a per-partition family, exported
+	// instead of it under --no-collector.partition-labels; nil = none.
+	Rollup *Rollup
 
 	text *textFamily // the rendered HELP and TYPE lines
 }
+
+// Rollup says how a per-partition family folds into one series per topic
+// (rollupTable): same name and type, label topic only, its own HELP.
+type Rollup struct {
+	Family *Family
+	Fold   Fold
+	// Always exports a topic's series, as 0, even when none of its
+	// partitions has a value; otherwise the topic then has no series.
+	Always bool
+}
+
+// Fold is how the values of a topic's partitions make its rollup value.
+type Fold uint8
+
+const (
+	Sum Fold = iota // the sum (a count, for 0/1 values)
+	Min             // the smallest
+)
 
 func newFamily(name, help string, typ Type, labels ...string) *Family {
 	f := &Family{Name: metricPrefix + name, Help: help, Type: typ, Labels: labels}
@@ -45,6 +66,22 @@ func (f *Family) withDoc(doc string) *Family {
 	return f
 }
 
+// rollsUp declares the family's per-topic form; help "" keeps the family's
+// own HELP, for a counter whose sentence reads the same summed per topic.
+func (f *Family) rollsUp(fold Fold, help string) *Family {
+	if help == "" {
+		help = f.Help
+	}
+	f.Rollup = &Rollup{Family: newFamily(f.Name[len(metricPrefix):], help, f.Type, topicLabels...), Fold: fold}
+	return f
+}
+
+// rollsUpAlways is rollsUp with Rollup.Always.
+func (f *Family) rollsUpAlways(fold Fold, help string) *Family {
+	f.rollsUp(fold, help).Rollup.Always = true
+	return f
+}
+
 // Label name sets, sorted.
 var (
 	partitionLabels = []string{"partition", "topic"}
@@ -53,40 +90,33 @@ var (
 
 // The log-derived per-partition counters, indexed by logstate.Counter.
 var logCounterFamilies = [logstate.NumCounters]*Family{
-	logstate.HWUpdates:              newFamily("partition_high_watermark_updates_total", "High-watermark advances this broker logged as the partition's leader.", Counter, partitionLabels...).withDoc("From `High watermark updated from … to …` (kafka.cluster.Partition, DEBUG)."),
-	logstate.HWViolations:           newFamily("partition_high_watermark_violations_total", "High-watermark decreases within one leadership (the hw_monotonic invariant).", Counter, partitionLabels...).withDoc("Consecutive `High watermark updated` lines of one leadership whose offset went back (DEBUG)."),
-	logstate.HWBlocked:              newFamily("partition_high_watermark_blocked_total", "High-watermark increments refused while the partition was under min ISR (KAFKA-15583).", Counter, partitionLabels...).withDoc("From `Not increasing HWM because partition is under min ISR` (kafka.cluster.Partition, TRACE, Kafka ≥ 3.7)."),
-	logstate.ISRShrinks:             newFamily("partition_isr_shrinks_total", "ISR shrinks seen in this broker's log.", Counter, partitionLabels...).withDoc("From the leader's `Shrinking ISR from … to …`, or an `ISR updated to …` with fewer members than the ISR known before (kafka.cluster.Partition, INFO)."),
-	logstate.ISRExpands:             newFamily("partition_isr_expands_total", "Committed ISR expansions seen in this broker's log.", Counter, partitionLabels...).withDoc("From an `ISR updated to …` with more members than the previous one (INFO), or `Ignoring failed ISR update to PendingExpandIsr … since we have already updated state to …` for an expansion that reached the leader through metadata first (DEBUG); Kafka ≤ 2.7: `Expanding ISR`."),
-	logstate.EpochRegressions:       newFamily("partition_epoch_regressions_total", "ISR updates whose partition epoch did not increase (the partition_epoch_monotonic invariant).", Counter, partitionLabels...).withDoc("From `ISR updated to … and version updated to N` lines whose version did not increase (INFO)."),
-	logstate.NotEnoughReplicas:      newFamily("partition_produce_not_enough_replicas_total", "Produce requests this broker rejected with NotEnoughReplicas.", Counter, partitionLabels...).withDoc("From `Error processing append operation` with NotEnoughReplicasException (kafka.server.ReplicaManager, ERROR)."),
-	logstate.Truncations:            newFamily("partition_truncations_total", "Log truncations that removed data.", Counter, partitionLabels...).withDoc("From UnifiedLog `Truncating to offset N` (INFO); the fetcher's `Truncating partition …` alone does not count."),
-	logstate.TruncationsBelowHW:     newFamily("partition_truncations_below_high_watermark_total", "Truncations below this replica's last known high watermark, that is committed data lost.", Counter, partitionLabels...).withDoc("Fetcher and UnifiedLog truncation lines checked against `Log loaded … initial high watermark`, the leader/follower lines and HW updates."),
-	logstate.UncleanElections:       newFamily("partition_unclean_leader_elections_total", "Unclean leader elections, counted once however many controllers logged them.", Counter, partitionLabels...).withDoc("From controller.log `UNCLEAN partition change` / `Setting new leader … using an unclean election` (KRaft); in ZooKeeper mode from the controller's state-change.log `Changed partition … from OfflinePartition to OnlinePartition` with `leaderRecoveryState=RECOVERING` or a leader outside the last ISR."),
-	logstate.LeaderTransitions:      newFamily("partition_leader_transitions_total", "Times this broker became the partition's leader.", Counter, partitionLabels...).withDoc("From state-change.log `Leader … starts at leader epoch` (INFO)."),
-	logstate.FollowerTransitions:    newFamily("partition_follower_transitions_total", "Times this broker became a follower of the partition.", Counter, partitionLabels...).withDoc("From state-change.log `Follower … starts at leader epoch` (INFO)."),
-	logstate.AlterPartitionFailures: newFamily("partition_alter_partition_failures_total", "ISR changes this broker failed to make.", Counter, partitionLabels...).withDoc("From `Failed to alter partition` / `Failed to update ISR` (kafka.cluster.Partition)."),
-	logstate.HWLowered:              newFamily("partition_high_watermark_lowered_total", "Times this replica's high watermark was lowered, as Kafka's own WARN says: committed records it gave up, typically as the old leader rejoining after an unclean election.", Counter, partitionLabels...).withDoc("From UnifiedLog `Non-monotonic update of high watermark from X to Y` (WARN)."),
-	logstate.HWLoweredOffsets:       newFamily("partition_high_watermark_lowered_offsets_total", "Offsets by which this replica's high watermark was lowered, summed over those WARNs (X − Y each).", Counter, partitionLabels...).withDoc("A lower bound of what the partition lost: X is this replica's own HW, which may lag the leader's."),
+	logstate.HWUpdates:              newFamily("partition_high_watermark_updates_total", "High-watermark advances this broker logged as the partition's leader.", Counter, partitionLabels...).withDoc("From `High watermark updated from … to …` (kafka.cluster.Partition, DEBUG).").rollsUp(Sum, ""),
+	logstate.HWViolations:           newFamily("partition_high_watermark_violations_total", "High-watermark decreases within one leadership (the hw_monotonic invariant).", Counter, partitionLabels...).withDoc("Consecutive `High watermark updated` lines of one leadership whose offset went back (DEBUG).").rollsUp(Sum, ""),
+	logstate.HWBlocked:              newFamily("partition_high_watermark_blocked_total", "High-watermark increments refused while the partition was under min ISR (KAFKA-15583).", Counter, partitionLabels...).withDoc("From `Not increasing HWM because partition is under min ISR` (kafka.cluster.Partition, TRACE, Kafka ≥ 3.7).").rollsUp(Sum, ""),
+	logstate.ISRShrinks:             newFamily("partition_isr_shrinks_total", "ISR shrinks seen in this broker's log or, in leader scope, in Metadata.", Counter, partitionLabels...).withDoc("From the leader's `Shrinking ISR from … to …`, or an `ISR updated to …` with fewer members than the ISR known before (kafka.cluster.Partition, INFO).").rollsUp(Sum, ""),
+	logstate.ISRExpands:             newFamily("partition_isr_expands_total", "Committed ISR expansions seen in this broker's log or, in leader scope, in Metadata.", Counter, partitionLabels...).withDoc("From an `ISR updated to …` with more members than the previous one (INFO), or `Ignoring failed ISR update to PendingExpandIsr … since we have already updated state to …` for an expansion that reached the leader through metadata first (DEBUG); Kafka ≤ 2.7: `Expanding ISR`.").rollsUp(Sum, ""),
+	logstate.EpochRegressions:       newFamily("partition_epoch_regressions_total", "ISR updates whose partition epoch did not increase (the partition_epoch_monotonic invariant).", Counter, partitionLabels...).withDoc("From `ISR updated to … and version updated to N` lines whose version did not increase (INFO).").rollsUp(Sum, ""),
+	logstate.NotEnoughReplicas:      newFamily("partition_produce_not_enough_replicas_total", "Produce requests this broker rejected with NotEnoughReplicas.", Counter, partitionLabels...).withDoc("From `Error processing append operation` with NotEnoughReplicasException (kafka.server.ReplicaManager, ERROR).").rollsUp(Sum, ""),
+	logstate.Truncations:            newFamily("partition_truncations_total", "Log truncations that removed data.", Counter, partitionLabels...).withDoc("From UnifiedLog `Truncating to offset N` (INFO); the fetcher's `Truncating partition …` alone does not count.").rollsUp(Sum, ""),
+	logstate.TruncationsBelowHW:     newFamily("partition_truncations_below_high_watermark_total", "Truncations below this replica's last known high watermark, that is committed data lost.", Counter, partitionLabels...).withDoc("Fetcher and UnifiedLog truncation lines checked against `Log loaded … initial high watermark`, the leader/follower lines and HW updates.").rollsUp(Sum, ""),
+	logstate.UncleanElections:       newFamily("partition_unclean_leader_elections_total", "Unclean leader elections, counted once however many controllers logged them.", Counter, partitionLabels...).withDoc("From controller.log `UNCLEAN partition change` / `Setting new leader … using an unclean election` (KRaft); in ZooKeeper mode from the controller's state-change.log `Changed partition … from OfflinePartition to OnlinePartition` with `leaderRecoveryState=RECOVERING` or a leader outside the last ISR.").rollsUp(Sum, ""),
+	logstate.LeaderTransitions:      newFamily("partition_leader_transitions_total", "Times this broker became the partition's leader.", Counter, partitionLabels...).withDoc("From state-change.log `Leader … starts at leader epoch` (INFO).").rollsUp(Sum, ""),
+	logstate.FollowerTransitions:    newFamily("partition_follower_transitions_total", "Times this broker became a follower of the partition.", Counter, partitionLabels...).withDoc("From state-change.log `Follower … starts at leader epoch` (INFO).").rollsUp(Sum, ""),
+	logstate.AlterPartitionFailures: newFamily("partition_alter_partition_failures_total", "ISR changes this broker failed to make.", Counter, partitionLabels...).withDoc("From `Failed to alter partition` / `Failed to update ISR` (kafka.cluster.Partition).").rollsUp(Sum, ""),
+	logstate.HWLowered:              newFamily("partition_high_watermark_lowered_total", "Times this replica's high watermark was lowered, as Kafka's own WARN says: committed records it gave up, typically as the old leader rejoining after an unclean election.", Counter, partitionLabels...).withDoc("From UnifiedLog `Non-monotonic update of high watermark from X to Y` (WARN).").rollsUp(Sum, ""),
+	logstate.HWLoweredOffsets:       newFamily("partition_high_watermark_lowered_offsets_total", "Offsets by which this replica's high watermark was lowered, summed over those WARNs (X − Y each).", Counter, partitionLabels...).withDoc("A lower bound of what the partition lost: X is this replica's own HW, which may lag the leader's.").rollsUp(Sum, ""),
 }
 
-// The log-derived per-partition gauges. The leader-only two are exported in
-// log-only mode; with the admin API they are its families, joined with the log.
-var (
-	logHWFamily    = newFamily("partition_log_high_watermark", "Last high watermark this broker's log showed for the partition.", Gauge, partitionLabels...).withDoc("From `High watermark updated`, `Log loaded … initial high watermark` and the leader/follower lines.")
-	logISRFamily   = newFamily("partition_in_sync_replicas", "ISR size of a partition this broker leads, from its own log (log-only mode).", Gauge, partitionLabels...)
-	logEpochFamily = newFamily("partition_leader_epoch", "Leader epoch of a partition this broker leads, from state-change.log (log-only mode).", Gauge, partitionLabels...)
-)
+// The log-derived high watermark of each partition.
+var logHWFamily = newFamily("partition_log_high_watermark", "Last high watermark this broker's log showed for the partition.", Gauge, partitionLabels...).withDoc("From `High watermark updated`, `Log loaded … initial high watermark` and the leader/follower lines.").rollsUp(Sum, "")
 
-// rollupFamilies are the per-partition families summed per topic, for
-// --no-collector.partition-labels: same names and HELP, only the topic label.
-var rollupFamilies = func() map[*Family]*Family {
-	m := make(map[*Family]*Family)
-	for _, f := range append(logCounterFamilies[:], logHWFamily) {
-		m[f] = newFamily(f.Name[len(metricPrefix):], f.Help, f.Type, topicLabels...)
-	}
-	return m
-}()
+// The two families both halves export: the admin half joins Metadata with
+// the log's view; without the admin API (log-only mode) the log half exports
+// its own view, for the partitions this broker leads.
+var (
+	isrFamily         = newFamily("partition_in_sync_replicas", "In-sync replicas of the partition (Metadata joined with this broker's logs: the fresher wins; log-only mode: this broker's log, for partitions it leads).", Gauge, partitionLabels...).rollsUp(Sum, "Sum of in-sync replicas over the topic's exported partitions (Metadata joined with this broker's logs).")
+	leaderEpochFamily = newFamily("partition_leader_epoch", "Leader epoch of the partition (Metadata joined with this broker's logs: the fresher wins; log-only mode: state-change.log, for partitions this broker leads).", Gauge, partitionLabels...)
+)
 
 // The event totals, by logparse event type.
 var (
@@ -114,16 +144,3 @@ var (
 	fileErrorFamily       = newFamily("log_file_error", "1 for the reason the file cannot be followed right now, 0 for the other reasons.", Gauge, "file", "reason").withDoc("Reasons: `not_found`, `permission_denied`, `not_regular_file` (a directory, FIFO or device), `read_error`. Each change of state is also logged once at WARN.")
 	fileErrorsFamily      = newFamily("log_file_errors_total", "Times the file entered an error state, by reason.", Counter, "file", "reason")
 )
-
-// Families lists every family the exporter writes (the partition-labelled
-// form of those with a per-topic rollup), for the README. Two names appear
-// twice: the log-only and the admin form of partition_in_sync_replicas and
-// partition_leader_epoch, never exported together.
-func Families() []*Family {
-	fams := append([]*Family(nil), logCounterFamilies[:]...)
-	return append(append(fams, logHWFamily, logISRFamily, logEpochFamily, logEventsFamily, logLastEventFamily,
-		logPartitionsFamily, logPartitionsRefusedFamily,
-		fileRecordsFamily, fileMalformedFamily, fileLinesFamily, fileBytesFamily, fileRotationsFamily,
-		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily, fileErrorFamily, fileErrorsFamily),
-		append(streamFamilies(), append(adminFamilies(), positionFamilies()...)...)...)
-}

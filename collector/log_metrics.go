@@ -102,8 +102,8 @@ func (m *LogMetrics) partitionTable(parts []logstate.Partition) *Table {
 	t.Columns = append(t.Columns, Column{logHWFamily, func(row int) (float64, bool) { return float64(parts[row].HW), parts[row].HasHW }})
 	if m.opts.LeaderGauges {
 		t.Columns = append(t.Columns,
-			Column{logISRFamily, func(row int) (float64, bool) { return float64(parts[row].ISRSize), parts[row].HasISR }},
-			Column{logEpochFamily, func(row int) (float64, bool) { return float64(parts[row].LeaderEpoch), parts[row].HasLeaderEpoch }},
+			Column{isrFamily, func(row int) (float64, bool) { return float64(parts[row].ISRSize), parts[row].HasISR }},
+			Column{leaderEpochFamily, func(row int) (float64, bool) { return float64(parts[row].LeaderEpoch), parts[row].HasLeaderEpoch }},
 		)
 	}
 	return t
@@ -132,9 +132,9 @@ func (sc *logScrape) topicTable() *Table {
 	topics := sc.topics
 	t := &Table{Rows: len(topics), Labels: func(row int, values []string) { values[0] = topics[row].topic }}
 	for i, f := range logCounterFamilies {
-		t.Columns = append(t.Columns, Column{rollupFamilies[f], func(row int) (float64, bool) { return float64(topics[row].counters[i]), true }})
+		t.Columns = append(t.Columns, Column{f.Rollup.Family, func(row int) (float64, bool) { return float64(topics[row].counters[i]), true }})
 	}
-	t.Columns = append(t.Columns, Column{rollupFamilies[logHWFamily], func(row int) (float64, bool) { return float64(topics[row].hw), topics[row].hasHW }})
+	t.Columns = append(t.Columns, Column{logHWFamily.Rollup.Family, func(row int) (float64, bool) { return float64(topics[row].hw), topics[row].hasHW }})
 	return t
 }
 
@@ -213,5 +213,3 @@ func fileErrorTable(files []logstate.FileStats) *Table {
 		},
 	}
 }
-
-func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

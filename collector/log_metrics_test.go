@@ -16,7 +16,7 @@ func applyLines(t testing.TB, s *logstate.Store, lines ...string) {
 	t.Helper()
 	p := logparse.NewParser(time.UTC)
 	for _, l := range lines {
-		ev, ok := p.ParseLine([]byte(l))
+		ev, ok := p.Parse(logparse.Record{First: []byte(l), Line: 1, Lines: 1})
 		if !ok {
 			t.Fatalf("want parsed: %s", l)
 		}
@@ -95,13 +95,13 @@ func TestLogMetrics(t *testing.T) {
 	)
 	got := scrapeText(t, TableSource(NewLogMetrics(s, nil, LogMetricsOptions{PartitionLabels: true, LeaderGauges: true}).Tables))
 	for name, want := range map[string]string{
-		"kafka_replication_partition_isr_shrinks_total": `# HELP kafka_replication_partition_isr_shrinks_total ISR shrinks seen in this broker's log.
+		"kafka_replication_partition_isr_shrinks_total": `# HELP kafka_replication_partition_isr_shrinks_total ISR shrinks seen in this broker's log or, in leader scope, in Metadata.
 # TYPE kafka_replication_partition_isr_shrinks_total counter
 kafka_replication_partition_isr_shrinks_total{partition="0",topic="orders"} 1
 kafka_replication_partition_isr_shrinks_total{partition="10",topic="orders"} 0
 kafka_replication_partition_isr_shrinks_total{partition="9",topic="orders"} 0
 `,
-		"kafka_replication_partition_in_sync_replicas": `# HELP kafka_replication_partition_in_sync_replicas ISR size of a partition this broker leads, from its own log (log-only mode).
+		"kafka_replication_partition_in_sync_replicas": `# HELP kafka_replication_partition_in_sync_replicas In-sync replicas of the partition (Metadata joined with this broker's logs: the fresher wins; log-only mode: this broker's log, for partitions it leads).
 # TYPE kafka_replication_partition_in_sync_replicas gauge
 kafka_replication_partition_in_sync_replicas{partition="0",topic="orders"} 3
 kafka_replication_partition_in_sync_replicas{partition="10",topic="orders"} 2
@@ -140,7 +140,7 @@ func TestLogMetricsRollup(t *testing.T) {
 		line(hwUpd, "3", "orders-0", "5", "8"),
 	)
 	got := scrapeText(t, TableSource(NewLogMetrics(s, nil, LogMetricsOptions{PartitionLabels: false, LeaderGauges: true}).Tables))
-	want := `# HELP kafka_replication_partition_isr_shrinks_total ISR shrinks seen in this broker's log.
+	want := `# HELP kafka_replication_partition_isr_shrinks_total ISR shrinks seen in this broker's log or, in leader scope, in Metadata.
 # TYPE kafka_replication_partition_isr_shrinks_total counter
 kafka_replication_partition_isr_shrinks_total{topic="orders"} 2
 `
@@ -163,7 +163,7 @@ func BenchmarkLogMetrics10kPartitions(b *testing.B) {
 	p := logparse.NewParser(time.UTC)
 	for i := 0; i < 10000; i++ {
 		l := line(isrUpd, "1", "topic"+strconv.Itoa(i/50)+"-"+strconv.Itoa(i%50), "1,2,3", "5")
-		ev, _ := p.ParseLine([]byte(l))
+		ev, _ := p.Parse(logparse.Record{First: []byte(l), Line: 1, Lines: 1})
 		s.Apply(&ev)
 	}
 	src := TableSource(NewLogMetrics(s, nil, LogMetricsOptions{PartitionLabels: true, LeaderGauges: true}).Tables)

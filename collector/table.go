@@ -1,15 +1,16 @@
 package collector
 
 import (
-	"slices"
 	"strconv"
+	"time"
 )
 
 // A Table is how state becomes metrics (see the package doc): rows that
 // share a label block and columns that are one family each. The writer
-// renders each row's label block once per scrape and each column as one
-// pass over the rows, in the series order Prometheus' own encoder uses
-// (label values compared in label-name order).
+// (write.go) renders each row's label block once per scrape and each column
+// as one family, its rows in the order client_golang writes series (label
+// values compared in label-name order); rows handed over in that order are
+// not sorted again.
 //
 // Labels fills the row's label values in the order of the families' Labels
 // (every column of a table has the same label names; families without
@@ -17,8 +18,9 @@ import (
 // false for a row without a sample in that family.
 //
 // Prepare, if set, is called before the first column of the table is
-// written, and may set Rows: a scrape that selects none of the table's
-// families (name[]=…) then skips laying out its rows.
+// written, and may set Rows and Labels and the Columns' values (not their
+// families): a scrape that selects none of the table's families (name[]=…)
+// then skips laying out its rows.
 type Table struct {
 	Rows    int
 	Labels  func(row int, values []string)
@@ -38,64 +40,6 @@ type Column struct {
 // that the snapshot can be reused.
 type TableSource func() (tables []*Table, release func())
 
-// tableRenderer renders one table's columns; its label blocks are built on
-// the first column actually written, so a scrape that selects other families
-// (name[]=…) does not pay for them. Its buffers are reused between scrapes
-// (expositionScratch).
-type tableRenderer struct {
-	t        *Table
-	prepared bool
-	values   []string // label values, row by row
-	order    []int32  // rows in series order
-	labels   labelBlocks
-}
-
-func (r *tableRenderer) prepare() {
-	r.prepared = true
-	t := r.t
-	if t.Prepare != nil {
-		t.Prepare(t)
-	}
-	names := t.Columns[0].Family.Labels
-	n := len(names)
-	r.values = slices.Grow(r.values[:0], t.Rows*n)[:t.Rows*n]
-	values := r.values
-	if n > 0 {
-		for row := range t.Rows {
-			t.Labels(row, values[row*n:(row+1)*n])
-		}
-	}
-	r.order = slices.Grow(r.order[:0], t.Rows)
-	for i := range t.Rows {
-		r.order = append(r.order, int32(i))
-	}
-	cmp := func(a, b int32) int {
-		return slices.Compare(values[int(a)*n:int(a+1)*n], values[int(b)*n:int(b+1)*n])
-	}
-	if !slices.IsSortedFunc(r.order, cmp) {
-		slices.SortFunc(r.order, cmp)
-	}
-	r.labels.reset()
-	r.labels.grow(t.Rows, 16*n+8)
-	for _, row := range r.order {
-		r.labels.addPairs(names, values[int(row)*n:int(row+1)*n])
-	}
-}
-
-func (r *tableRenderer) render(w *textWriter, f *textFamily, column int) {
-	if !r.prepared {
-		r.prepare()
-	}
-	value := r.t.Columns[column].Value
-	w.begin(f)
-	for k, row := range r.order {
-		if v, ok := value(int(row)); ok {
-			w.sampleFloat(f, r.labels.get(k), v)
-		}
-	}
-	w.end()
-}
-
 // idLabels are the label values of the usual partition and broker ids,
 // formatted once rather than on every scrape.
 var idLabels = func() []string {
@@ -112,4 +56,85 @@ func idLabel(id int32) string {
 		return idLabels[id]
 	}
 	return strconv.FormatInt(int64(id), 10)
+}
+
+// b2f is a column value of a condition: 1 or 0.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// unixSeconds is a column value of a time.
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// rowColumn is a column over rows of type R: its family and a value read
+// from the row itself, ok false where the row has no sample.
+type rowColumn[R any] struct {
+	family *Family
+	value  func(row R) (float64, bool)
+}
+
+// rowTable is a table of rows, labeled by labels, with a column each of cols.
+func rowTable[R any](rows []R, labels func(row R, values []string), cols []rowColumn[R]) *Table {
+	t := &Table{
+		Rows:    len(rows),
+		Labels:  func(row int, values []string) { labels(rows[row], values) },
+		Columns: make([]Column, len(cols)),
+	}
+	for i, c := range cols {
+		value := c.value
+		t.Columns[i] = Column{c.family, func(row int) (float64, bool) { return value(rows[row]) }}
+	}
+	return t
+}
+
+// rollupTable folds rows into one row per topic, for
+// --no-collector.partition-labels: a column for each of cols whose family
+// declares a Rollup. The rows of topic k are rows[ends[k-1]:ends[k]]
+// (from 0 for the first); topics are their names, in sorted order. It folds
+// at once, each row read once, all its columns together, and the table
+// keeps no row.
+func rollupTable[R any](rows []R, ends []int, topics []string, cols []rowColumn[R]) *Table {
+	var (
+		values []func(R) (float64, bool)
+		isMin  []bool
+		folded []*Rollup
+	)
+	for _, c := range cols {
+		if rollup := c.family.Rollup; rollup != nil {
+			values = append(values, c.value)
+			isMin = append(isMin, rollup.Fold == Min)
+			folded = append(folded, rollup)
+		}
+	}
+	n := len(values)
+	acc, some := make([]float64, len(ends)*n), make([]bool, len(ends)*n) // [k*n+c]: column c of topic k
+	r := &Table{Rows: len(ends), Labels: func(k int, values []string) { values[0] = topics[k] }}
+	for c, rollup := range folded {
+		r.Columns = append(r.Columns, Column{rollup.Family, func(k int) (float64, bool) {
+			return acc[k*n+c], some[k*n+c] || rollup.Always
+		}})
+	}
+	start := 0
+	for k, end := range ends {
+		a, s := acc[k*n:(k+1)*n], some[k*n:(k+1)*n]
+		for _, row := range rows[start:end] {
+			for c, value := range values {
+				v, ok := value(row)
+				switch {
+				case !ok:
+				case !s[c]:
+					a[c], s[c] = v, true
+				case isMin[c]:
+					a[c] = min(a[c], v)
+				default:
+					a[c] += v
+				}
+			}
+		}
+		start = end
+	}
+	return r
 }

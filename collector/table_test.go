@@ -163,3 +163,42 @@ func TestTablePrepareOnlyWhenWritten(t *testing.T) {
 		t.Errorf("want one preparation and the rows it set, got %d and %v", prepared, samples)
 	}
 }
+
+// rollupTable folds a topic's rows by each family's Rollup: a sum or the
+// smallest of the values present; without one, no series unless Always;
+// families without a Rollup have no column.
+func TestRollupTable(t *testing.T) {
+	type row struct {
+		v  float64
+		ok bool
+	}
+	value := func(r row) (float64, bool) { return r.v, r.ok }
+	sum := newFamily("test_sum", "Test.", Gauge, partitionLabels...).rollsUp(Sum, "Sum.")
+	least := newFamily("test_min", "Test.", Gauge, partitionLabels...).rollsUp(Min, "Min.")
+	always := newFamily("test_always", "Test.", Gauge, partitionLabels...).rollsUpAlways(Sum, "Always.")
+	none := newFamily("test_none", "Test.", Gauge, partitionLabels...)
+	rows := []row{{3, true}, {-1, true}, {5, false}, {0, false}, {0, false}}
+	got := rollupTable(rows, []int{3, 5}, []string{"a", "b"}, []rowColumn[row]{
+		{sum, value}, {least, value}, {always, value}, {none, value},
+	})
+	text := scrapeText(t, TableSource(func() ([]*Table, func()) { return []*Table{got}, nil }))
+	for _, want := range []string{
+		"kafka_replication_test_sum{topic=\"a\"} 2\n",
+		"kafka_replication_test_min{topic=\"a\"} -1\n",
+		"kafka_replication_test_always{topic=\"a\"} 2\n",
+		"kafka_replication_test_always{topic=\"b\"} 0\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("want %q in\n%s", want, text)
+		}
+	}
+	for _, absent := range []string{`test_sum{topic="b"}`, `test_min{topic="b"}`, "test_none"} {
+		if strings.Contains(text, absent) {
+			t.Errorf("want no %s in\n%s", absent, text)
+		}
+	}
+	if len(got.Columns) != 3 {
+		t.Errorf("want a column for each family with a Rollup, got %d", len(got.Columns))
+	}
+	checkExposition(t, text)
+}

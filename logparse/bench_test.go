@@ -56,7 +56,7 @@ func BenchmarkParseLineHWUpdate(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if _, ok := p.ParseLine(benchHWLines[i&7]); !ok {
+		if _, ok := p.parseLine(benchHWLines[i&7]); !ok {
 			b.Fatal("not parsed")
 		}
 		i++
@@ -78,14 +78,14 @@ func BenchmarkParseNotOurs(b *testing.B) {
 	}
 }
 
-// BenchmarkParseLineNotOurs is the same through ParseLine, whose zero Event
+// BenchmarkParseLineNotOurs is the same through parseLine, whose zero Event
 // result alone costs more than the rejection.
 func BenchmarkParseLineNotOurs(b *testing.B) {
 	p := NewParser(time.UTC)
 	b.SetBytes(int64(len(benchNotOurs)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ok := p.ParseLine(benchNotOurs); ok {
+		if _, ok := p.parseLine(benchNotOurs); ok {
 			b.Fatal("parsed")
 		}
 	}
@@ -96,7 +96,7 @@ func BenchmarkParseISRAckProgress(b *testing.B) {
 	b.SetBytes(int64(len(benchAck)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ok := p.ParseLine(benchAck); !ok {
+		if _, ok := p.parseLine(benchAck); !ok {
 			b.Fatal("not parsed")
 		}
 	}
@@ -182,7 +182,7 @@ func (r *regexpParser) parse(line []byte) (Event, bool) {
 
 func BenchmarkRegexpHWUpdate(b *testing.B) {
 	r := &regexpParser{strs: map[string]string{}}
-	want, _ := NewParser(time.UTC).ParseLine(benchHW)
+	want, _ := NewParser(time.UTC).parseLine(benchHW)
 	if got, ok := r.parse(benchHW); !ok || got.From != want.From || got.To != want.To || got.Topic != want.Topic || !got.Time.Equal(want.Time) {
 		b.Fatalf("regexp baseline disagrees: want %+v, got %+v", want, got)
 	}
@@ -214,9 +214,9 @@ func TestParseAllocs(t *testing.T) {
 	p := NewParser(time.UTC)
 	var buf []byte
 	for _, l := range [][]byte{benchHW, benchAck, benchSkip, benchLEO, benchNotOurs} {
-		p.ParseLine(l) // intern the topic and logger
+		p.parseLine(l) // intern the topic and logger
 		allocs := testing.AllocsPerRun(100, func() {
-			ev, _ := p.ParseLine(l)
+			ev, _ := p.parseLine(l)
 			buf = AppendJSON(buf[:0], &ev)
 		})
 		if allocs != 0 {

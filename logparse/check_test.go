@@ -16,7 +16,7 @@ func checkLines(t *testing.T, lines ...string) []Result {
 	c := NewChecker()
 	out := make([]Result, 0, len(lines))
 	for _, l := range lines {
-		ev, ok := p.ParseLine([]byte(l))
+		ev, ok := p.parseLine([]byte(l))
 		if !ok {
 			t.Fatalf("want line parsed, got not ours: %s", l)
 		}
@@ -247,7 +247,7 @@ func TestCheckerZooKeeperUncleanElection(t *testing.T) {
 		var got []string
 		checked := 0
 		for _, l := range strings.Split(string(data), "\n") {
-			ev, ok := p.ParseLine([]byte(l))
+			ev, ok := p.parseLine([]byte(l))
 			if !ok {
 				continue
 			}

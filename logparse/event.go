@@ -88,16 +88,6 @@ func Types() []Type {
 	return out
 }
 
-// ParseType maps a stable name back to its Type.
-func ParseType(name string) (Type, bool) {
-	for t := HWUpdate; t < numTypes; t++ {
-		if typeNames[t] == name {
-			return t, true
-		}
-	}
-	return TypeNone, false
-}
-
 // Level is a log4j level.
 type Level uint8
 

@@ -69,12 +69,6 @@ func NewParser(loc *time.Location) *Parser {
 // yields no event, so no state or label ever holds that name.
 func (p *Parser) Malformed() int64 { return p.malformed }
 
-// ParseLine is Parse for a single-line record (convenience for tests and
-// benchmarks).
-func (p *Parser) ParseLine(line []byte) (Event, bool) {
-	return p.Parse(Record{First: line, Line: 1, Lines: 1})
-}
-
 // Parse turns one record into an event. ok=false means "not ours" (unknown
 // line, other logger, junk) — never an error. Event.Line = rec.Line;
 // Event.File is left empty (the caller sets it).

@@ -333,3 +333,8 @@ func TestParsePartitionMemo(t *testing.T) {
 		}
 	}
 }
+
+// parseLine is Parse for a single-line record.
+func (p *Parser) parseLine(line []byte) (Event, bool) {
+	return p.Parse(Record{First: line, Line: 1, Lines: 1})
+}

@@ -29,7 +29,7 @@ func TestTimestamps(t *testing.T) {
 		{"spring without zone", berlin, "2025-02-03T08:15:00.123 " + hwSpring, time.Date(2025, 2, 3, 7, 15, 0, 123e6, time.UTC)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ev, ok := NewParser(tc.loc).ParseLine([]byte(tc.line))
+			ev, ok := NewParser(tc.loc).parseLine([]byte(tc.line))
 			if !ok {
 				t.Fatal("want an event, got not ours")
 			}

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -116,9 +115,9 @@ func fakeCluster(t *testing.T) string {
 // startSidecar parses serve flags and runs the sidecar parts in-process.
 func startSidecar(t *testing.T, args ...string) (*sidecar, *serveCommand) {
 	t.Helper()
-	app := kingpin.New(programName, "")
-	s := newServeCommand(app)
-	if _, err := app.Parse(append([]string{"serve"}, args...)); err != nil {
+	c := newApp()
+	s := c.serve
+	if _, err := c.app.Parse(append([]string{"serve"}, args...)); err != nil {
 		t.Fatal(err)
 	}
 	filter, err := s.validate()

@@ -32,30 +32,53 @@ const (
 	exitUsage     = 2
 )
 
-// run is main without os.Exit, so tests can drive the whole program.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := kingpin.New(programName, "Prometheus exporter and verifier for Kafka replication health, fed by the broker's own logs and the admin API.")
+// cli is the one kingpin application the binary builds, with the values
+// its flags and arguments parse into: run parses it, and the README's flag
+// tables are generated from its model (docgen_test.go).
+type cli struct {
+	app      *kingpin.Application
+	logCfg   *promslog.Config
+	timezone *string
+	serve    *serveCommand
+
+	verify       *kingpin.CmdClause
+	verifyFormat *string
+	verifyFiles  *[]string
+
+	events      *kingpin.CmdClause
+	eventsFiles *[]string
+}
+
+func newApp() *cli {
+	c := &cli{
+		app:    kingpin.New(programName, "Prometheus exporter and verifier for Kafka replication health, fed by the broker's own logs and the admin API."),
+		logCfg: &promslog.Config{},
+	}
+	app := c.app
 	app.Version(version.Print(programName))
 	app.HelpFlag.Short('h')
+	promslogflag.AddFlags(app, c.logCfg)
+	c.timezone = app.Flag("log.timezone", "Time zone of the broker's log timestamps, which carry none (IANA name, e.g. UTC or Europe/Berlin; \"Local\" = this machine's).").Default("Local").String()
+
+	c.serve = newServeCommand(app)
+
+	c.verify = app.Command("verify", "Check broker log files offline for replication-protocol invariants. Exit 0 all passed or skipped, 1 a violation, 2 usage or I/O error.")
+	c.verifyFormat = c.verify.Flag("format", "Output format: text or json.").Default("text").Enum("text", "json")
+	c.verifyFiles = c.verify.Arg("file", "Broker log files (server.log, state-change.log, controller.log, rotated files, .gz; - for stdin). Rotated files are read in time order.").Required().Strings()
+
+	c.events = app.Command("events", "Print every replication event parsed from the log files as one JSON object per line.")
+	c.eventsFiles = c.events.Arg("file", "Broker log files (- or none for stdin).").Strings()
+	return c
+}
+
+// run is main without os.Exit, so tests can drive the whole program.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := newApp()
+	app := c.app
 	app.UsageWriter(stdout)
 	app.ErrorWriter(stderr)
-	app.Terminate(nil) // never exit from inside kingpin; --help/--version are handled below
-
-	logCfg := &promslog.Config{}
-	promslogflag.AddFlags(app, logCfg)
-	timezone := app.Flag("log.timezone", "Time zone of the broker's log timestamps, which carry none (IANA name, e.g. UTC or Europe/Berlin; \"Local\" = this machine's).").Default("Local").String()
-
-	serve := newServeCommand(app)
-
-	verifyCmd := app.Command("verify", "Check broker log files offline for replication-protocol invariants. Exit 0 all passed or skipped, 1 a violation, 2 usage or I/O error.")
-	verifyFormat := verifyCmd.Flag("format", "Output format: text or json.").Default("text").Enum("text", "json")
-	verifyFiles := verifyCmd.Arg("file", "Broker log files (server.log, state-change.log, controller.log, rotated files, .gz; - for stdin). Rotated files are read in time order.").Required().Strings()
-
-	eventsCmd := app.Command("events", "Print every replication event parsed from the log files as one JSON object per line.")
-	eventsFiles := eventsCmd.Arg("file", "Broker log files (- or none for stdin).").Strings()
-
 	exited := false
-	app.Terminate(func(int) { exited = true })
+	app.Terminate(func(int) { exited = true }) // never exit from inside kingpin
 	cmd, err := app.Parse(args)
 	if exited { // --help or --version printed their text
 		return exitOK
@@ -64,25 +87,25 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: error: %v (try --help)\n", programName, err)
 		return exitUsage
 	}
-	loc, err := time.LoadLocation(*timezone)
+	loc, err := time.LoadLocation(*c.timezone)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: error: --log.timezone: unknown time zone %q\n", programName, *timezone)
+		fmt.Fprintf(stderr, "%s: error: --log.timezone: unknown time zone %q\n", programName, *c.timezone)
 		return exitUsage
 	}
-	logCfg.Writer = stderr
-	logger := promslog.New(logCfg)
+	c.logCfg.Writer = stderr
+	logger := promslog.New(c.logCfg)
 
 	switch cmd {
-	case verifyCmd.FullCommand():
-		return cmdVerify(stdinArgs(*verifyFiles), *verifyFormat, loc, stdin, stdout, stderr)
-	case eventsCmd.FullCommand():
-		files := stdinArgs(*eventsFiles)
+	case c.verify.FullCommand():
+		return cmdVerify(stdinArgs(*c.verifyFiles), *c.verifyFormat, loc, stdin, stdout, stderr)
+	case c.events.FullCommand():
+		files := stdinArgs(*c.eventsFiles)
 		if len(files) == 0 {
 			files = []string{"-"}
 		}
 		return cmdEvents(files, loc, stdin, stdout, stderr)
 	default:
-		return serve.run(logger, loc, stderr)
+		return c.serve.run(logger, loc, stderr)
 	}
 }
 

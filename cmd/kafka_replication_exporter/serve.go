@@ -29,7 +29,6 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // defaultListenAddress is outside the Kafka monitoring ports people already run
@@ -286,17 +285,8 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 	if adminMode {
 		sc.admin = admin.New(s.admin, admin.Options{
 			TopicFilter: filter,
-			// Deleted topics and replicas moved away: their log-derived
-			// series disappear with them.
-			OnMetadata: func(exists func(string) bool, hosted func(string, int32) bool) {
-				var isHosted func(logparse.PartitionKey) bool
-				if hosted != nil {
-					isHosted = func(k logparse.PartitionKey) bool { return hosted(k.Topic, k.Partition) }
-				}
-				sc.store.Retain(exists, isHosted)
-			},
-			LogView: sc.logView(),
-			Logger:  logger.With("component", "admin"),
+			LogStore:    sc.logStore(),
+			Logger:      logger.With("component", "admin"),
 		})
 		sc.direct = append(sc.direct, collector.TableSource(collector.NewAdminMetrics(sc.admin, *s.partitionLabels).Tables))
 	}
@@ -306,9 +296,11 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 	return sc, nil
 }
 
-// logView is the log state the admin half joins with, nil when no log
-// file is followed (admin-only mode: there is no log view to join).
-func (sc *sidecar) logView() admin.LogView {
+// logStore is the log state the admin half joins with and tells what
+// Metadata says (deleted topics and replicas moved away: their log-derived
+// series disappear with them), nil when no log file is followed (admin-only
+// mode: the store stays empty).
+func (sc *sidecar) logStore() admin.LogStore {
 	if len(sc.files) == 0 {
 		return nil
 	}

@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
-
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin/elr"
 )
 
 // Poller polls the Kafka admin API in the background and keeps the last
@@ -15,25 +13,13 @@ import (
 // and regression detection need readings taken at a steady pace, not at the
 // pace of however many Prometheus servers scrape.
 type Poller struct {
-	cfg    *Config
-	opts   Options
-	logger *slog.Logger
-	now    func() time.Time // tests inject a clock
+	// refresher is the refresh goroutine's state (Run, or a test calling
+	// refresh).
+	refresher
+	level *logLevelRaise // nil without servers
 
 	snap  atomic.Pointer[Snapshot]
 	ready atomic.Bool
-
-	// Owned by the refresh goroutine (Run, or a test calling refresh).
-	pool     *brokerPool
-	elr      *elr.Reader // nil: ELR is not read (elr_fetch.go)
-	tracker  *hwTracker
-	join     *sourceJoin
-	minISR   map[string]int // configured min.insync.replicas by topic, kept across refreshes
-	brokerID int32          // configured or detected; -1 = unknown
-	brokers  map[int32]string
-	gen      uint64
-	counts   counters
-	noIDWarn bool
 }
 
 // Options is how the poller is wired into the sidecar; Config is what the
@@ -41,14 +27,9 @@ type Poller struct {
 type Options struct {
 	// TopicFilter selects the topics whose partitions are exported; nil = every topic.
 	TopicFilter func(topic string) bool
-	// OnMetadata, when set, is called after every successful metadata
-	// refresh with what exists and what this sidecar's broker hosts, so that
-	// the log-derived state of deleted topics and of replicas moved away
-	// (and with it their series) can be dropped. hosted is nil while this
-	// sidecar's broker id is unknown.
-	OnMetadata func(exists func(topic string) bool, hosted func(topic string, partition int32) bool)
-	// LogView is this broker's log-derived state, joined with Metadata; nil = admin API only.
-	LogView LogView
+	// LogStore is this broker's log-derived state, joined with Metadata and
+	// told what Metadata says; nil = admin API only.
+	LogStore LogStore
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -61,16 +42,14 @@ func New(cfg *Config, opts Options) *Poller {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	p := &Poller{
+	p := &Poller{refresher: refresher{
 		cfg:      cfg,
-		opts:     opts,
+		filter:   opts.TopicFilter,
 		logger:   logger,
 		now:      time.Now,
-		tracker:  newHWTracker(cfg.StallThreshold),
-		join:     newSourceJoin(opts.LogView, logger),
-		minISR:   make(map[string]int),
 		brokerID: cfg.BrokerID,
-	}
+		build:    newBuilder(cfg, opts.LogStore, logger),
+	}}
 	p.snap.Store(&Snapshot{})
 	if len(cfg.Servers) == 0 {
 		return p
@@ -85,6 +64,7 @@ func New(cfg *Config, opts Options) *Poller {
 	ec.Tokens.SetLogger(logger) // nil-safe; sarama's provider shares this source
 	p.pool = newBrokerPool(sc)
 	p.elr = newELRReader(ec, logger)
+	p.level = newLogLevelRaise(cfg.PartitionLogLevel, p.pool, cfg.RequestTimeout, logger)
 	return p
 }
 
@@ -105,19 +85,44 @@ func (p *Poller) Run(ctx context.Context) {
 		return
 	}
 	defer p.pool.close()
-	defer p.closeELR()
-	level := newLogLevelRaise(p.cfg.PartitionLogLevel)
-	defer level.restore(p)
+	if p.elr != nil {
+		defer p.elr.Close()
+	}
+	defer p.level.restore()
 
 	ticker := time.NewTicker(p.cfg.RefreshInterval)
 	defer ticker.Stop()
 	for {
 		p.refresh(ctx)
-		level.raise(p)
+		p.raiseLogLevel()
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
 		}
 	}
+}
+
+// refresh runs one refresh and publishes its snapshot, with the counters.
+func (p *Poller) refresh(ctx context.Context) {
+	defer p.ready.Store(true)
+	s := p.refresher.refresh(ctx, p.snap.Load())
+	s.RequestErrors = p.errors
+	if p.level != nil {
+		s.RequestErrors[RequestAlterLogLevel] += p.level.errors
+	}
+	s.Disagreements = p.build.disagreements
+	p.snap.Store(s)
+}
+
+// raiseLogLevel raises the broker logger (loglevel.go) once this broker is
+// known and answered the last refresh.
+func (p *Poller) raiseLogLevel() {
+	responsive := true
+	for _, b := range p.Snapshot().Brokers {
+		if b.ID == p.brokerID {
+			responsive = b.Responsive
+		}
+	}
+	p.level.raise(p.brokerID, p.brokers[p.brokerID], responsive)
 }

@@ -53,7 +53,7 @@ func newTestPoller(t testing.TB, servers []string, brokerID int32, scope string,
 	p.now = clock.Now
 	t.Cleanup(p.pool.close)
 	if r := p.elr; r != nil {
-		t.Cleanup(r.Close) // not p.closeELR, which would keep p alive for the benchmarks' heap figures
+		t.Cleanup(r.Close) // not a method of p, which would keep p alive for the benchmarks' heap figures
 	}
 	return p, clock
 }
@@ -200,8 +200,8 @@ func TestPollerStallCause(t *testing.T) {
 			p.ISR = []int32{p.Leader}
 		}
 	})
-	view := fakeLogView{{Topic: "orders", Partition: 1}: {pendingShrink: true}}
-	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{LogView: view}, nil)
+	view := fakeLogStore{{Topic: "orders", Partition: 1}: {pendingShrink: true}}
+	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{LogStore: view}, nil)
 	causes := func() string {
 		return table(a.Snapshot(), func(p *Partition) any { return fmt.Sprint(p.Stalled, p.StallCause) })
 	}
@@ -297,35 +297,35 @@ func TestPollerTopicFilter(t *testing.T) {
 	var exists []string
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{
 		TopicFilter: func(topic string) bool { return topic != "ignored" },
-		OnMetadata: func(exist func(string) bool, _ func(string, int32) bool) {
+		LogStore: retainSpy{fakeLogStore{}, func(exist func(string) bool, _ func(logparse.PartitionKey) bool) {
 			exists = exists[:0]
 			for _, t := range []string{"orders", "ignored", "never"} {
 				if exist(t) {
 					exists = append(exists, t)
 				}
 			}
-		},
+		}},
 	}, nil)
 	a.refresh(context.Background())
 	expect(t, "exported", table(a.Snapshot(), func(p *Partition) any { return p.Leader }), "orders/0=0")
 	if len(exists) != 2 {
-		t.Errorf("want OnMetadata told of both topics, filtered or not, got %v", exists)
+		t.Errorf("want Retain told of both topics, filtered or not, got %v", exists)
 	}
 }
 
-// TestPollerTellsTheLogView: in leader scope the log view gets the Metadata
-// ISR of the partitions this broker leads (and only those), and OnMetadata
-// the partitions it hosts.
-func TestPollerTellsTheLogView(t *testing.T) {
+// TestPollerTellsTheLogStore: in leader scope the log store gets the
+// Metadata ISR of the partitions this broker leads (and only those), and
+// Retain the partitions it hosts.
+func TestPollerTellsTheLogStore(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", nil, 0, 1, 2, 1)
-	view := fakeLogView{}
+	view := fakeLogStore{}
 	var hostedOrders1 bool
 	a, _ := newTestPoller(t, f.C.ListenAddrs()[1:2], 1, ScopeLeader, Options{
-		LogView: view,
-		OnMetadata: func(_ func(string) bool, hosted func(string, int32) bool) {
-			hostedOrders1 = hosted != nil && hosted("orders", 1) && !hosted("orders", 9)
-		},
+		LogStore: retainSpy{view, func(_ func(string) bool, hosted func(logparse.PartitionKey) bool) {
+			hostedOrders1 = hosted != nil && hosted(logparse.PartitionKey{Topic: "orders", Partition: 1}) &&
+				!hosted(logparse.PartitionKey{Topic: "orders", Partition: 9})
+		}},
 	}, nil)
 	a.refresh(context.Background())
 	var observed []string
@@ -337,7 +337,7 @@ func TestPollerTellsTheLogView(t *testing.T) {
 		t.Errorf("want ObserveISR for the led partitions %s, got %v", want, observed)
 	}
 	if !hostedOrders1 {
-		t.Error("want OnMetadata to say broker 1 hosts orders/1 and not orders/9")
+		t.Error("want Retain told that broker 1 hosts orders/1 and not orders/9")
 	}
 }
 
@@ -472,13 +472,13 @@ func TestPollerNeverConnected(t *testing.T) {
 func TestPollerLogView(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", map[string]string{"min.insync.replicas": "2"}, 0, 0)
-	view := fakeLogView{
+	view := fakeLogStore{
 		// Newer than any refresh: the log saw a shrink Metadata has not.
 		{Topic: "orders", Partition: 0}: {isr: 1, isrAt: testEpoch.Add(time.Hour), epoch: 2, epochAt: testEpoch.Add(time.Hour)},
 		// Older than the refresh: Metadata wins.
 		{Topic: "orders", Partition: 1}: {isr: 2, isrAt: testEpoch.Add(-time.Hour), epoch: 0, epochAt: testEpoch.Add(-time.Hour)},
 	}
-	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{LogView: view}, nil)
+	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{LogStore: view}, nil)
 	a.refresh(context.Background())
 	a.refresh(context.Background())
 	s := a.Snapshot()
@@ -563,7 +563,7 @@ func TestPollerReadOnlyByDefault(t *testing.T) {
 	}
 }
 
-type logViewEntry struct {
+type logStoreEntry struct {
 	isr           int
 	isrAt         time.Time
 	epoch         int64
@@ -572,23 +572,36 @@ type logViewEntry struct {
 	observed      int // the last ObserveISR size
 }
 
-type fakeLogView map[logparse.PartitionKey]logViewEntry
+type fakeLogStore map[logparse.PartitionKey]logStoreEntry
 
-func (v fakeLogView) LogPartitionState(topic string, partition int32) (int, time.Time, int64, time.Time, bool) {
+func (v fakeLogStore) LogPartitionState(topic string, partition int32) (int, time.Time, int64, time.Time, bool) {
 	e, ok := v[logparse.PartitionKey{Topic: topic, Partition: partition}]
 	return e.isr, e.isrAt, e.epoch, e.epochAt, ok
 }
 
-func (v fakeLogView) PendingISRShrink(topic string, partition int32) bool {
+func (v fakeLogStore) PendingISRShrink(topic string, partition int32) bool {
 	return v[logparse.PartitionKey{Topic: topic, Partition: partition}].pendingShrink
 }
 
 // ObserveISR records the last Metadata ISR handed over, as observed.
-func (v fakeLogView) ObserveISR(topic string, partition int32, size int) {
+func (v fakeLogStore) ObserveISR(topic string, partition int32, size int) {
 	k := logparse.PartitionKey{Topic: topic, Partition: partition}
 	e := v[k]
 	e.observed = size
 	v[k] = e
+}
+
+// Retain is told nothing a test looks at.
+func (v fakeLogStore) Retain(func(string) bool, func(logparse.PartitionKey) bool) {}
+
+// retainSpy is a fakeLogStore that hands what Retain is told to retain.
+type retainSpy struct {
+	fakeLogStore
+	retain func(exists func(string) bool, hosted func(logparse.PartitionKey) bool)
+}
+
+func (s retainSpy) Retain(exists func(string) bool, hosted func(logparse.PartitionKey) bool) {
+	s.retain(exists, hosted)
 }
 
 // freePorts reserves n loopback ports and releases them for the caller.

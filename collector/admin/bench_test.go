@@ -72,14 +72,9 @@ func BenchmarkAdminProcess100k(b *testing.B) {
 	cpu := cpuTime()
 	b.ResetTimer()
 	for b.Loop() {
-		a.gen++
-		plan := a.plan(md)
-		got := cannedFetch(&plan)
-		for t, v := range got.minISR {
-			a.minISR[t] = v
-		}
-		a.snap.Store(a.build(plan, got, time.Now()))
-		a.tracker.forget(a.gen)
+		p := plan(md, a.brokers, a.brokerID, true, nil)
+		got := cannedFetch(&p)
+		a.snap.Store(a.build.build(&p, got, time.Now(), a.now()))
 	}
 	b.StopTimer()
 	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
@@ -111,11 +106,10 @@ func cannedMetadata(brokers int32) *sarama.MetadataResponse {
 
 // cannedFetch answers every request of the plan as the brokers of
 // cannedMetadata would: what fetch returns after a good refresh.
-func cannedFetch(p *refreshPlan) fetched {
-	got := fetched{
-		hwAt:   make([]offsetAnswer, len(p.parts)),
-		leoAt:  make([]offsetAnswer, p.leoSlots),
-		minISR: make(map[string]int, len(p.configTopics)),
+func cannedFetch(p *refreshPlan) *fetched {
+	got := &fetched{
+		offsets: offsets{hwAt: make([]offsetAnswer, len(p.parts)), leoAt: make([]offsetAnswer, p.leoSlots)},
+		minISR:  make(map[string]int, len(p.configTopics)),
 	}
 	for _, t := range p.configTopics {
 		got.minISR[t] = 2
@@ -123,10 +117,10 @@ func cannedFetch(p *refreshPlan) fetched {
 	for i := range p.parts {
 		pp := &p.parts[i]
 		base := int64(pp.key.Partition) * 10
-		got.hwAt[i] = offsetAnswer{offset: base, leaderEpoch: 3, ok: true}
+		got.offsets.hwAt[i] = offsetAnswer{offset: base, leaderEpoch: 3, ok: true}
 		for j, r := range pp.replicas {
 			if slot := pp.leoSlot(r); slot >= 0 {
-				got.leoAt[slot] = offsetAnswer{offset: base + int64(3-j), ok: true}
+				got.offsets.leoAt[slot] = offsetAnswer{offset: base + int64(3-j), ok: true}
 			}
 		}
 	}

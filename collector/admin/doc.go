@@ -4,10 +4,29 @@
 // that asks Metadata, DescribeConfigs and ListOffsets of each broker, plus
 // each partition's ELR (package elr) and the reassignments in progress, the
 // high-watermark history that stall and regression detection need, the join
-// with this broker's log-derived view (LogView), and the opt-in switch of the
-// broker's partition logger. It exports a Poller, whose Snapshot is the
-// immutable result of the last refresh: topics and partitions with their
-// replicas, ISR, effective min ISR, leader, offsets, lags and stall state,
-// plus the poller's own counters. Rendering those as metrics is package
-// collector's job, so this package never imports a Prometheus library.
+// with this broker's log-derived state (LogStore, the one way into the log
+// half), and the opt-in switch of the broker's partition logger. It exports
+// a Poller, whose Snapshot is the immutable result of the last refresh:
+// topics and partitions with their replicas, ISR, effective min ISR, leader,
+// offsets, lags and stall state, plus the poller's own counters. Rendering
+// those as metrics is package collector's job, so this package never imports
+// a Prometheus library.
+//
+// Each file uses only the files listed before it:
+//
+//	snapshot.go      the result: Snapshot, Topic, Partition
+//	track.go         the high-watermark history (stall, regression)
+//	logstore.go      LogStore and the join of Metadata with the log's view
+//	scram.go         SCRAM for sarama
+//	config.go        the flags and the client configurations
+//	brokers.go       one connection per broker, a request with a deadline
+//	round.go         one refresh's dealings with the brokers
+//	loglevel.go      --kafka.partition-log-level
+//	metadata.go      stage 1: Metadata
+//	plan.go          stage 2: what to ask whom
+//	fetch_*.go       stage 3: one fetcher per read, each with its requests
+//	fetch.go         stage 3: the fetchers, run concurrently
+//	build.go         stage 4: the snapshot
+//	refresh.go       one refresh: the stages in order
+//	admin.go         the Poller: Run, Snapshot
 package admin

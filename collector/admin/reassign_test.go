@@ -71,8 +71,8 @@ func TestPollerReassignmentFresherLogISR(t *testing.T) {
 		p.Replicas, p.ISR = []int32{0, 1, 2}, []int32{0, 1}
 	})
 	f.SetReassignments(map[logparse.PartitionKey]fakekafka.Reassignment{{Topic: "orders", Partition: 0}: {Replicas: []int32{0, 1, 2}, Adding: []int32{2}}})
-	view := fakeLogView{{Topic: "orders", Partition: 0}: {isr: 1, isrAt: testEpoch.Add(time.Hour)}}
-	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{LogView: view}, nil)
+	view := fakeLogStore{{Topic: "orders", Partition: 0}: {isr: 1, isrAt: testEpoch.Add(time.Hour)}}
+	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{LogStore: view}, nil)
 	a.refresh(context.Background())
 	expect(t, "reassignment with a fresher, smaller log ISR", reassignTable(a.Snapshot()), "orders/0=true+1-0:false")
 }

@@ -1,12 +1,6 @@
 package admin
 
-import (
-	"cmp"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
-	"slices"
-	"strings"
-	"time"
-)
+import "time"
 
 // Request names an admin request kind, for the request error counters.
 type Request int
@@ -75,13 +69,6 @@ var stallCauseNames = [NumStallCauses]string{
 
 func (c StallCause) String() string { return stallCauseNames[c] }
 
-// counters are the poller's own counters; the refresh goroutine owns them
-// and each snapshot carries a copy.
-type counters struct {
-	requestErrors [NumRequests]uint64
-	disagreements [NumFields]uint64
-}
-
 // Snapshot is what the last refresh learnt. It is immutable once published.
 type Snapshot struct {
 	Up          bool          // the last Metadata request succeeded
@@ -130,7 +117,7 @@ type Partition struct {
 	Regressions uint64    // HW decreases seen for this topic id
 	// Stalled: the LEO is ahead of the HW and no reading for the stall
 	// threshold looked healthy (HW advancing, or LEO <= HW). Only decided
-	// when both HW and LEO were answered in this refresh (StallKnown).
+	// when both HW and LEO were answered in this refresh.
 	Stalled    bool
 	StallCause StallCause // StallNone unless Stalled
 	// Lags are the followers that answered, in replica-list order.
@@ -161,10 +148,6 @@ type ReplicaLag struct {
 	Lag     int64 // offsets, never negative
 }
 
-// StallKnown reports whether this refresh could decide Stalled: the
-// leader answered both its HW and its LEO.
-func (p *Partition) StallKnown() bool { return p.HWKnown && p.LEOKnown }
-
 // UnderReplicated reports an ISR smaller than the replica set.
 func (p *Partition) UnderReplicated() bool { return p.ISR < p.Replicas }
 
@@ -175,148 +158,4 @@ func (p *Partition) UnderMinISR() bool { return p.MinISR > 0 && p.ISR < p.MinISR
 // the replication factor is larger: one more loss blocks acks=all.
 func (p *Partition) AtMinISR() bool {
 	return p.MinISR > 0 && p.ISR == p.MinISR && p.Replicas > p.MinISR
-}
-
-// build turns one refresh's answers into a snapshot, feeding the HW tracker
-// for every partition (exported or not) along the way.
-func (a *Poller) build(p refreshPlan, got fetched, mdAt time.Time) *Snapshot {
-	now := a.now()
-	count := func(f Field) { a.counts.disagreements[f]++ }
-
-	// The partitions and lags are two allocations, sized from the plan, that
-	// the topics' slices share, rather than one growing slice per topic.
-	snap := &Snapshot{}
-	topicOf := make(map[string]int)
-	var perTopic []int
-	lagCap := 0
-	for i := range p.parts {
-		pp := &p.parts[i]
-		if !pp.export {
-			continue
-		}
-		t, ok := topicOf[pp.key.Topic]
-		if !ok {
-			t = len(snap.Topics)
-			topicOf[pp.key.Topic] = t
-			snap.Topics = append(snap.Topics, Topic{Name: pp.key.Topic, MinISRConfig: a.minISR[pp.key.Topic]})
-			perTopic = append(perTopic, 0)
-		}
-		perTopic[t]++
-		lagCap += max(len(pp.replicas)-1, 0)
-	}
-	all := make([]Partition, p.exported)
-	off := 0
-	for t, n := range perTopic {
-		snap.Topics[t].Partitions = all[off : off : off+n]
-		off += n
-	}
-	lags := make([]ReplicaLag, 0, lagCap)
-
-	for i := range p.parts {
-		pp := &p.parts[i]
-		// The leader's LEO, read for exported partitions only.
-		var leo offsetAnswer
-		if l := pp.leoSlot(pp.leader); l >= 0 {
-			leo = got.leoAt[l]
-		}
-		var (
-			hw      hwVerdict
-			hwKnown bool
-		)
-		if ans := got.hwAt[i]; ans.ok {
-			epoch := pp.epoch
-			if ans.leaderEpoch >= 0 {
-				epoch = ans.leaderEpoch
-			}
-			hw = a.tracker.observe(pp.key, hwObservation{
-				topicID: pp.topicID, hw: ans.offset, leaderEpoch: epoch,
-				leo: leo.offset, leoKnown: leo.ok, leoAsked: pp.export,
-			}, now, a.gen)
-			if hw.regressed {
-				a.logger.Debug("High watermark went backwards",
-					"topic", pp.key.Topic, "partition", pp.key.Partition,
-					"from", hw.prevHW, "to", ans.offset,
-					"leader_epoch_before", hw.prevEpoch, "leader_epoch_after", epoch)
-			}
-			hwKnown = true
-		} else {
-			// The leader did not answer (or there is none): the HW is
-			// unknown, not the last one read, which could be stale for
-			// ever; its history stays for when the leader answers again.
-			a.tracker.touch(pp.key, a.gen)
-			hw.lastAdvance, hw.regressions, _ = a.tracker.lastAdvance(pp.key, pp.topicID)
-		}
-		if !pp.export {
-			continue
-		}
-
-		ts := &snap.Topics[topicOf[pp.key.Topic]]
-		if a.cfg.Scope == ScopeLeader {
-			// The partitions this broker leads: its log is the one that
-			// would have shown their ISR changes.
-			a.join.observeISR(pp.key, int(pp.isr))
-		}
-		isr, epoch := a.join.join(pp.key, int(pp.isr), int64(pp.epoch), mdAt, count)
-		s := Partition{
-			Topic:       pp.key.Topic,
-			Partition:   pp.key.Partition,
-			Replicas:    len(pp.replicas),
-			ISR:         isr,
-			Leader:      pp.leader,
-			LeaderEpoch: epoch,
-			HWKnown:     hwKnown,
-			LastAdvance: hw.lastAdvance,
-			Regressions: hw.regressions,
-		}
-		if hwKnown {
-			s.HW = got.hwAt[i].offset
-		}
-		if s.Leader < 0 {
-			s.Leader = -1
-		}
-		if ts.MinISRConfig > 0 {
-			s.MinISR = min(ts.MinISRConfig, s.Replicas)
-		}
-		if leo.ok {
-			s.LEO, s.LEOKnown = leo.offset, true
-			from := len(lags)
-			for _, r := range pp.replicas {
-				if r == pp.leader {
-					continue
-				}
-				if f := pp.leoSlot(r); f >= 0 && got.leoAt[f].ok {
-					// The follower is asked a moment apart from the leader
-					// and can be ahead by then; lag is never negative.
-					lags = append(lags, ReplicaLag{Replica: r, Lag: max(s.LEO-got.leoAt[f].offset, 0)})
-				}
-			}
-			if len(lags) > from {
-				s.Lags = lags[from:len(lags):len(lags)]
-			}
-		}
-		if hwKnown && hw.stalled {
-			s.Stalled, s.StallCause = true, a.stallCause(&s)
-		}
-		s.setELR(got.elr)
-		s.setReassignment(got.reassign, p.outOfISR[int32(i)])
-		ts.Partitions = append(ts.Partitions, s)
-	}
-
-	for i := range snap.Topics {
-		slices.SortFunc(snap.Topics[i].Partitions, func(x, y Partition) int { return cmp.Compare(x.Partition, y.Partition) })
-	}
-	slices.SortFunc(snap.Topics, func(x, y Topic) int { return strings.Compare(x.Name, y.Name) })
-	return snap
-}
-
-// stallCause says why a stalled partition's HW does not move, from what the
-// poller knows: the ISR against min ISR, then the leader's log.
-func (a *Poller) stallCause(p *Partition) StallCause {
-	switch {
-	case p.UnderMinISR():
-		return StallUnderMinISR
-	case a.join.pendingShrink(logparse.PartitionKey{Topic: p.Topic, Partition: p.Partition}):
-		return StallISRShrinkPending
-	}
-	return StallUnknown
 }

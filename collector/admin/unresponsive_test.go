@@ -142,7 +142,7 @@ func TestPollerFrozenBroker(t *testing.T) {
 	f, fz := frozenCluster(t)
 	a, _ := newTestPoller(t, f.C.ListenAddrs()[:1], 0, ScopeCluster, Options{}, func(c *Config) { c.RequestTimeout = time.Second })
 	hwLEO := func() string {
-		return table(a.Snapshot(), func(p *Partition) any { return fmt.Sprint(p.HWKnown, p.HW, p.LEOKnown, p.StallKnown()) })
+		return table(a.Snapshot(), func(p *Partition) any { return fmt.Sprint(p.HWKnown, p.HW, p.LEOKnown, p.HWKnown && p.LEOKnown) })
 	}
 	lagReplicas := func() string {
 		return table(a.Snapshot(), func(p *Partition) any {
@@ -267,11 +267,10 @@ func TestLogLevelRaiseSkipsFrozenBroker(t *testing.T) {
 	})
 	fz.set(2, true)
 	a.refresh(context.Background())
-	level := newLogLevelRaise(a.cfg.PartitionLogLevel)
 	start := time.Now()
-	level.raise(a)
-	if took := time.Since(start); took > 200*time.Millisecond || level.raised {
-		t.Errorf("want the raise skipped at once, took %v, raised %v", took, level.raised)
+	a.raiseLogLevel()
+	if took := time.Since(start); took > 200*time.Millisecond || a.level.raised {
+		t.Errorf("want the raise skipped at once, took %v, raised %v", took, a.level.raised)
 	}
 }
 

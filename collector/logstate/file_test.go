@@ -92,7 +92,7 @@ func cpuTime() time.Duration {
 func TestStoreBatchBoundsTheLockHold(t *testing.T) {
 	s := NewStore(nil)
 	b := storeBatch{s: s}
-	ev, ok := logparse.NewParser(time.UTC).ParseLine([]byte("[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=1, segment=[1:1]) to (offset=2, segment=[1:2]) (kafka.cluster.Partition)"))
+	ev, ok := logparse.NewParser(time.UTC).Parse(logparse.Record{Line: 1, Lines: 1, First: []byte("[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=1, segment=[1:1]) to (offset=2, segment=[1:2]) (kafka.cluster.Partition)")})
 	if !ok {
 		t.Fatal("test line did not parse")
 	}

@@ -15,7 +15,7 @@ func applyLines(t testing.TB, s *Store, lines ...string) {
 	t.Helper()
 	p := logparse.NewParser(time.UTC)
 	for _, l := range lines {
-		ev, ok := p.ParseLine([]byte(l))
+		ev, ok := p.Parse(logparse.Record{First: []byte(l), Line: 1, Lines: 1})
 		if !ok {
 			t.Fatalf("want parsed: %s", l)
 		}

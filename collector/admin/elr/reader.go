@@ -58,7 +58,7 @@ type Result struct {
 	// broker described (its partition count).
 	Described map[string]int32
 	// TopicErrors has the topics the broker would not describe (deleted
-	// since the caller listed them, not authorised); the rest were read.
+	// since the caller listed them, not authorized); the rest were read.
 	TopicErrors map[string]error
 	// Pages is how many DescribeTopicPartitions requests the Read made.
 	Pages int

@@ -8,6 +8,9 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin/elr"
 )
 
+// A fetcher: each exported partition's Eligible Leader Replicas (KIP-966),
+// through package elr, which speaks DescribeTopicPartitions.
+
 // newELRReader makes the reader of each partition's Eligible Leader Replicas
 // (KIP-966), or nil when it refuses the configuration: the rest of the
 // poller then works as before and no ELR series is exported.
@@ -20,53 +23,48 @@ func newELRReader(cfg elr.Config, logger *slog.Logger) *elr.Reader {
 	return r
 }
 
-func (a *Poller) closeELR() {
-	if a.elr != nil {
-		a.elr.Close()
-	}
-}
-
 // elrTopics returns the topics to describe and whether to read at all. In
 // leader scope only the topics this sidecar exports are described, or every
 // sidecar would read the whole cluster each refresh; with every topic
 // exported, asking for all of them is the shorter request.
-func (a *Poller) elrTopics(p *refreshPlan) ([]string, bool) {
+func elrTopics(p *refreshPlan) ([]string, bool) {
 	if len(p.configTopics) == 0 {
 		return nil, false
 	}
-	if a.cfg.Scope == ScopeCluster && a.opts.TopicFilter == nil {
+	if p.everyTopic {
 		return nil, true
 	}
 	return p.configTopics, true
 }
 
-// readELR reads the ELR of the plan's exported topics within ctx. It returns
-// nil, and no ELR series are exported this refresh, when there is no reader
-// or nothing to describe, when the broker lacks the API or the cluster has
-// ELR off (neither is an error), and when the read fails (counted).
-func (a *Poller) readELR(ctx context.Context, p *refreshPlan, fail func(Request, int32, error)) *elr.Result {
-	if a.elr == nil {
+// fetchELR reads the ELR of the plan's exported topics within ctx. It
+// returns nil, and no ELR series are exported this refresh, when there is
+// no reader or nothing to describe, when the broker lacks the API or the
+// cluster has ELR off (neither is an error), and when the read fails
+// (counted).
+func fetchELR(ctx context.Context, r *round, p *refreshPlan, reader *elr.Reader) *elr.Result {
+	if reader == nil {
 		return nil
 	}
-	topics, ok := a.elrTopics(p)
+	topics, ok := elrTopics(p)
 	if !ok {
 		return nil
 	}
-	res, err := a.elr.Read(ctx, topics)
+	res, err := reader.Read(ctx, topics)
 	switch {
 	case errors.Is(err, elr.ErrUnsupported):
-		a.logger.Debug("The broker does not implement DescribeTopicPartitions; no ELR series", "err", err)
+		r.logger.Debug("The broker does not implement DescribeTopicPartitions; no ELR series", "err", err)
 		return nil
 	case err != nil:
-		fail(RequestDescribeTopicPartitions, -1, err)
+		r.fail(RequestDescribeTopicPartitions, -1, err)
 		return nil
 	case !res.Enabled:
 		return nil
 	}
 	for topic, err := range res.TopicErrors {
-		// Deleted since Metadata, or not authorised: that topic has no
+		// Deleted since Metadata, or not authorized: that topic has no
 		// ELR series this refresh, the others do.
-		a.logger.Debug("DescribeTopicPartitions left a topic out", "topic", topic, "err", err)
+		r.logger.Debug("DescribeTopicPartitions left a topic out", "topic", topic, "err", err)
 	}
 	return res
 }

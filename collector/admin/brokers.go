@@ -5,23 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"sync"
 
 	"github.com/IBM/sarama"
 )
-
-// debugReplicaID is Kafka's DEBUGGING_REPLICA_ID: a ListOffsets request that
-// carries it is answered by any replica, from its own log, without the
-// isolation level, i.e. LATEST = that replica's log end offset.
-const debugReplicaID = -2
-
-// minISRConfig is the one topic config the poller reads.
-const minISRConfig = "min.insync.replicas"
-
-// partitionLogger is the broker logger that prints HW updates (DEBUG) and
-// "Not increasing HWM … under min ISR" (TRACE).
-const partitionLogger = "kafka.cluster.Partition"
 
 // brokerPool keeps one sarama connection per broker address, opened lazily.
 // Plain sarama.Broker, not sarama.Client: the poller chooses which broker
@@ -51,7 +38,7 @@ type brokerConn struct {
 	b    *sarama.Broker
 
 	mu         sync.Mutex
-	raw        net.Conn // nil until dialled
+	raw        net.Conn // nil until dialed
 	dead       bool
 	cancelDial context.CancelFunc
 }
@@ -61,7 +48,7 @@ func newBrokerPool(conf *sarama.Config) *brokerPool {
 }
 
 // get returns the live connection to addr, opening a new one if there is
-// none. Dialling happens in the background; the first request waits for it.
+// none. Dialing happens in the background; the first request waits for it.
 func (p *brokerPool) get(addr string) (*brokerConn, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -230,145 +217,6 @@ func call[R any](ctx context.Context, p *brokerPool, addr string, req func(*sara
 		p.discard(c)
 		return zero, fmt.Errorf("no answer from %s in time: %w", addr, ctx.Err())
 	}
-}
-
-// metadata asks addr for every topic, never creating one.
-func (p *brokerPool) metadata(ctx context.Context, addr string) (*sarama.MetadataResponse, error) {
-	req := sarama.NewMetadataRequest(p.conf.Version, nil) // nil = all topics
-	req.AllowAutoTopicCreation = false
-	resp, err := call(ctx, p, addr, func(b *sarama.Broker) (*sarama.MetadataResponse, error) { return b.GetMetadata(req) })
-	if err != nil {
-		return nil, fmt.Errorf("metadata from %s: %w", addr, err)
-	}
-	return resp, nil
-}
-
-// offsetAnswer is one partition's answer to a ListOffsets LATEST.
-type offsetAnswer struct {
-	offset      int64
-	leaderEpoch int32
-	ok          bool // answered without error
-}
-
-// listOffsetsLatest sends one ListOffsets LATEST to addr for the partitions
-// parts[i] of idx, and hands each answer to put(i, answer) before returning:
-// the decoded response is garbage by then. With replicaID -1 (a consumer,
-// read_uncommitted) the leader answers its high watermark; with
-// debugReplicaID the broker answers its own log end offset. Partitions
-// answered with an error (or not at all) are not put.
-func (p *brokerPool) listOffsetsLatest(ctx context.Context, addr string, replicaID int32, parts []plannedPartition, idx []int32, put func(i int32, ans offsetAnswer)) error {
-	req := sarama.NewOffsetRequest(p.conf.Version)
-	if replicaID != -1 {
-		req.SetReplicaID(replicaID)
-	}
-	req.IsolationLevel = sarama.ReadUncommitted
-	for _, i := range idx {
-		k := &parts[i].key
-		req.AddBlock(k.Topic, k.Partition, sarama.OffsetNewest, 1)
-	}
-	resp, err := call(ctx, p, addr, func(b *sarama.Broker) (*sarama.OffsetResponse, error) { return b.GetAvailableOffsets(req) })
-	if err != nil {
-		return fmt.Errorf("list offsets from %s: %w", addr, err)
-	}
-	for _, i := range idx {
-		k := &parts[i].key
-		if blk := resp.GetBlock(k.Topic, k.Partition); blk != nil && blk.Err == sarama.ErrNoError {
-			put(i, offsetAnswer{offset: blk.Offset, leaderEpoch: blk.LeaderEpoch, ok: true})
-		}
-	}
-	return nil
-}
-
-// describeMinISR reads min.insync.replicas of topics in one DescribeConfigs.
-// Topics the broker could not describe (deleted meanwhile, no ACL) are left
-// out; unparsable values too.
-func (p *brokerPool) describeMinISR(ctx context.Context, addr string, topics []string) (map[string]int, error) {
-	req := &sarama.DescribeConfigsRequest{Version: describeConfigsVersion(p.conf.Version), IncludeSynonyms: true}
-	for _, t := range topics {
-		req.Resources = append(req.Resources, &sarama.ConfigResource{
-			Type: sarama.TopicResource, Name: t, ConfigNames: []string{minISRConfig},
-		})
-	}
-	resp, err := call(ctx, p, addr, func(b *sarama.Broker) (*sarama.DescribeConfigsResponse, error) { return b.DescribeConfigs(req) })
-	if err != nil {
-		return nil, fmt.Errorf("describe configs from %s: %w", addr, err)
-	}
-	out := make(map[string]int, len(topics))
-	for _, r := range resp.Resources {
-		if r == nil || r.ErrorCode != 0 {
-			continue
-		}
-		for _, e := range r.Configs {
-			if e == nil || e.Name != minISRConfig {
-				continue
-			}
-			// Value is already the effective one: the topic override, else
-			// the first broker-level synonym.
-			if v, err := strconv.Atoi(e.Value); err == nil && v > 0 {
-				out[r.Name] = v
-			}
-		}
-	}
-	return out, nil
-}
-
-// brokerLoggerLevel returns the level of logger on broker id as the broker
-// reports it ("" when it does not say).
-func (p *brokerPool) brokerLoggerLevel(ctx context.Context, addr string, id int32, logger string) (string, error) {
-	req := &sarama.DescribeConfigsRequest{
-		Version: describeConfigsVersion(p.conf.Version),
-		Resources: []*sarama.ConfigResource{{
-			Type: sarama.BrokerLoggerResource, Name: strconv.Itoa(int(id)), ConfigNames: []string{logger},
-		}},
-	}
-	resp, err := call(ctx, p, addr, func(b *sarama.Broker) (*sarama.DescribeConfigsResponse, error) { return b.DescribeConfigs(req) })
-	if err != nil {
-		return "", err
-	}
-	for _, r := range resp.Resources {
-		if r == nil {
-			continue
-		}
-		if r.ErrorCode != 0 {
-			return "", fmt.Errorf("describe broker logger: %w (%s)", sarama.KError(r.ErrorCode), r.ErrorMsg)
-		}
-		for _, e := range r.Configs {
-			if e != nil && e.Name == logger {
-				return e.Value, nil
-			}
-		}
-	}
-	return "", nil
-}
-
-// alterBrokerLogger sets (level != nil) or deletes (level == nil, back to
-// the broker's configured level) logger on broker id. Kafka applies
-// BROKER_LOGGER changes only on the broker that receives them.
-func (p *brokerPool) alterBrokerLogger(ctx context.Context, addr string, id int32, logger string, level *string) error {
-	op := sarama.IncrementalAlterConfigsOperationSet
-	if level == nil {
-		op = sarama.IncrementalAlterConfigsOperationDelete
-	}
-	req := &sarama.IncrementalAlterConfigsRequest{
-		Version: 1,
-		Resources: []*sarama.IncrementalAlterConfigsResource{{
-			Type:          sarama.BrokerLoggerResource,
-			Name:          strconv.Itoa(int(id)),
-			ConfigEntries: map[string]sarama.IncrementalAlterConfigsEntry{logger: {Operation: op, Value: level}},
-		}},
-	}
-	resp, err := call(ctx, p, addr, func(b *sarama.Broker) (*sarama.IncrementalAlterConfigsResponse, error) {
-		return b.IncrementalAlterConfigs(req)
-	})
-	if err != nil {
-		return err
-	}
-	for _, r := range resp.Resources {
-		if r != nil && r.ErrorCode != 0 {
-			return fmt.Errorf("%w (%s)", sarama.KError(r.ErrorCode), r.ErrorMsg)
-		}
-	}
-	return nil
 }
 
 // describeConfigsVersion mirrors sarama's ClusterAdmin choice.

@@ -1,15 +1,18 @@
 package admin
 
 import (
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 	"log/slog"
 	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
-// LogView is this broker's log-derived state of its partitions, which the
-// poller joins with Metadata. It is an interface so that the poller does not
-// depend on how the log half keeps its state.
-type LogView interface {
+// LogStore is the log half's state of this broker's partitions, as the
+// poller reads and feeds it: every call from the admin half into the log
+// half goes through it (collector/logstate's Store implements it). It is an
+// interface so that the poller does not depend on how the log half keeps
+// its state.
+type LogStore interface {
 	// LogPartitionState returns the ISR size and leader epoch last seen in this broker's own logs, with the wall
 	// time each was read; ok is false when the logs said nothing about the partition.
 	LogPartitionState(topic string, partition int32) (isrSize int, isrAt time.Time, leaderEpoch int64, epochAt time.Time, ok bool)
@@ -21,14 +24,19 @@ type LogView interface {
 	// this sidecar exports, so that ISR changes the broker's log never
 	// shows (a follower fenced by the controller) are counted too.
 	ObserveISR(topic string, partition int32, size int)
+	// Retain is told, after every successful Metadata read, which topics
+	// exist and which partitions this broker hosts (hosted is nil while
+	// this sidecar's broker id is unknown), so that the state of deleted
+	// topics and of replicas moved away, and with it their series, goes.
+	Retain(exists func(topic string) bool, hosted func(logparse.PartitionKey) bool)
 }
 
-// sourceJoin merges the admin view of a partition with the log view: for the
+// sourceJoin merges the admin view of a partition with the log's: for the
 // ISR size and the leader epoch the fresher reading wins. The logs see an ISR
 // change the moment this broker applies it; Metadata lags by up to one
 // refresh, but covers partitions whose logs say nothing.
 type sourceJoin struct {
-	view   LogView
+	logs   LogStore // nil: admin API only
 	logger *slog.Logger
 	// open holds disagreements already counted, so one conflict that
 	// persists across refreshes (an old log reading nobody updated) is
@@ -46,18 +54,18 @@ type conflict struct {
 	logAt      time.Time
 }
 
-func newSourceJoin(view LogView, logger *slog.Logger) *sourceJoin {
-	return &sourceJoin{view: view, logger: logger, open: make(map[conflictKey]conflict)}
+func newSourceJoin(logs LogStore, logger *slog.Logger) *sourceJoin {
+	return &sourceJoin{logs: logs, logger: logger, open: make(map[conflictKey]conflict)}
 }
 
 // join returns the ISR size and leader epoch to export for a partition whose
 // Metadata was read at adminAt, and calls count for each new
 // disagreement between the sources.
 func (j *sourceJoin) join(k logparse.PartitionKey, adminISR int, adminEpoch int64, adminAt time.Time, count func(Field)) (int, int64) {
-	if j.view == nil {
+	if j.logs == nil {
 		return adminISR, adminEpoch
 	}
-	logISR, isrAt, logEpoch, epochAt, ok := j.view.LogPartitionState(k.Topic, k.Partition)
+	logISR, isrAt, logEpoch, epochAt, ok := j.logs.LogPartitionState(k.Topic, k.Partition)
 	if !ok {
 		return adminISR, adminEpoch
 	}
@@ -66,17 +74,24 @@ func (j *sourceJoin) join(k logparse.PartitionKey, adminISR int, adminEpoch int6
 	return int(isr), epoch
 }
 
-// observeISR tells the log view the Metadata ISR of an exported partition.
+// observeISR tells the log store the Metadata ISR of an exported partition.
 func (j *sourceJoin) observeISR(k logparse.PartitionKey, size int) {
-	if j.view != nil {
-		j.view.ObserveISR(k.Topic, k.Partition, size)
+	if j.logs != nil {
+		j.logs.ObserveISR(k.Topic, k.Partition, size)
 	}
 }
 
-// pendingShrink asks the log view about a shrink the metadata does not
-// show; without a log view there is none to know of.
+// pendingShrink asks the log store about a shrink the metadata does not
+// show; without a log store there is none to know of.
 func (j *sourceJoin) pendingShrink(k logparse.PartitionKey) bool {
-	return j.view != nil && j.view.PendingISRShrink(k.Topic, k.Partition)
+	return j.logs != nil && j.logs.PendingISRShrink(k.Topic, k.Partition)
+}
+
+// retain tells the log store what Metadata says exists and is hosted here.
+func (j *sourceJoin) retain(exists func(string) bool, hosted func(logparse.PartitionKey) bool) {
+	if j.logs != nil {
+		j.logs.Retain(exists, hosted)
+	}
 }
 
 func (j *sourceJoin) pick(k logparse.PartitionKey, field Field, admin int64, adminAt time.Time, log int64, logAt time.Time, count func(Field)) int64 {

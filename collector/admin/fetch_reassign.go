@@ -7,14 +7,16 @@ import (
 	"slices"
 
 	"github.com/IBM/sarama"
+
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
-// A partition reassignment (KIP-455: Cruise Control, kafka-reassign-partitions)
-// adds the target replicas to the replica set and keeps them out of the ISR
-// until they have caught up, so the partition is under-replicated by design.
-// The poller reads ListPartitionReassignments every refresh so that the
-// alerts can tell that apart from a replica that fell out.
+// A fetcher: the reassignments in progress. A partition reassignment
+// (KIP-455: Cruise Control, kafka-reassign-partitions) adds the target
+// replicas to the replica set and keeps them out of the ISR until they have
+// caught up, so the partition is under-replicated by design. The poller
+// reads ListPartitionReassignments every refresh so that the alerts can tell
+// that apart from a replica that fell out.
 
 // reassignment is one partition's reassignment in progress.
 type reassignment struct {
@@ -25,30 +27,24 @@ type reassignment struct {
 // refresh could not read them, empty when none is.
 type reassignments map[logparse.PartitionKey]reassignment
 
-// outOfISR returns the replicas missing from the ISR, nil when none is.
-func outOfISR(replicas, isr []int32) []int32 {
-	var out []int32
-	for _, r := range replicas {
-		if !slices.Contains(isr, r) {
-			out = append(out, r)
-		}
+// fetchReassignments lists the reassignments of the exported partitions,
+// nil when none is exported or the read failed. A KRaft broker forwards the
+// request to the active controller, so the broker that answered Metadata
+// answers it; a ZooKeeper-mode broker answers NOT_CONTROLLER unless it is
+// the controller, which then gets asked.
+func fetchReassignments(ctx context.Context, r *round, p *refreshPlan) reassignments {
+	if p.exported == 0 {
+		return nil
 	}
-	return out
-}
-
-// readReassignments lists the reassignments of the exported partitions. A
-// KRaft broker forwards the request to the active controller, so the
-// sidecar's own broker answers it; a ZooKeeper-mode broker answers
-// NOT_CONTROLLER unless it is the controller, which then gets asked.
-func (a *Poller) readReassignments(ctx context.Context, p *refreshPlan, addr string, fail func(Request, int32, error)) reassignments {
-	rs, err := a.pool.listReassignments(ctx, addr, p.parts)
+	addr := r.metadataAddr
+	rs, err := r.pool.listReassignments(ctx, addr, p.parts)
 	if errors.Is(err, sarama.ErrNotController) {
-		if ctrl, ok := a.brokers[p.controller]; ok && ctrl != addr {
-			rs, err = a.pool.listReassignments(ctx, ctrl, p.parts)
+		if ctrl, ok := r.brokers[p.controller]; ok && ctrl != addr {
+			rs, err = r.pool.listReassignments(ctx, ctrl, p.parts)
 		}
 	}
 	if err != nil {
-		fail(RequestListPartitionReassignments, -1, err)
+		r.fail(RequestListPartitionReassignments, -1, err)
 		return nil
 	}
 	return rs

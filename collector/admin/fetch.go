@@ -1,0 +1,36 @@
+package admin
+
+import (
+	"context"
+	"sync"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin/elr"
+)
+
+// The third stage of a refresh: the fetchers, each in a file fetch_*.go,
+// run concurrently on the plan, under the refresh's deadline. What has not
+// answered by then is left unknown. A new read is a fetch function of its
+// own, a field here and a line in fetch, and build (build.go) uses its
+// answer.
+
+// fetched is what the fetchers returned.
+type fetched struct {
+	offsets  offsets        // fetch_offsets.go
+	minISR   map[string]int // fetch_minisr.go; nil when DescribeConfigs failed
+	elr      *elr.Result    // fetch_elr.go; nil: no ELR series this refresh
+	reassign reassignments  // fetch_reassign.go; nil when ListPartitionReassignments failed
+}
+
+// fetch runs every fetcher on the plan and waits for all of them.
+func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader) *fetched {
+	var (
+		got fetched
+		wg  sync.WaitGroup
+	)
+	wg.Go(func() { got.offsets = fetchOffsets(ctx, r, p) })
+	wg.Go(func() { got.minISR = fetchMinISR(ctx, r, p) })
+	wg.Go(func() { got.elr = fetchELR(ctx, r, p, elrReader) })
+	wg.Go(func() { got.reassign = fetchReassignments(ctx, r, p) })
+	wg.Wait()
+	return &got
+}
