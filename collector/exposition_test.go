@@ -24,8 +24,10 @@ func labelPairs(nameValues ...string) []*dto.LabelPair {
 
 // The value formats and escaping of the writer itself, against expfmt's.
 func TestTextWriterMatchesExpfmt(t *testing.T) {
-	values := []float64{0, math.Copysign(0, -1), 1, -1, 2, -2, 999_999, -999_999, 1e6, -1e6, 1_234_567, 1 << 53,
-		math.MaxInt64, math.MinInt64, math.MaxUint64, 0.5, -0.25, 1.7e9 + 0.123, 1e-7, math.NaN(), math.Inf(1), math.Inf(-1)}
+	values := []float64{
+		0, math.Copysign(0, -1), 1, -1, 2, -2, 999_999, -999_999, 1e6, -1e6, 1_234_567, 1 << 53,
+		math.MaxInt64, math.MinInt64, math.MaxUint64, 0.5, -0.25, 1.7e9 + 0.123, 1e-7, math.NaN(), math.Inf(1), math.Inf(-1),
+	}
 	for _, v := range values {
 		mf := &dto.MetricFamily{
 			Name: proto.String("x"), Help: proto.String("a \\ back\nslash \"quoted\" …"), Type: dto.MetricType_GAUGE.Enum(),

@@ -57,8 +57,13 @@ var testLabelFamilies = []*Family{
 // series order.
 func TestTableOutputParses(t *testing.T) {
 	labels := [][2]string{
-		{"plain", "a"}, {`back\slash`, "b"}, {`"quoted"`, "c"}, {"new\nline", "d"},
-		{"/var/log/kafka/\xff\xfeserver.log", "e"}, {"caf\xc3", "é"}, {"", "empty"},
+		{"plain", "a"},
+		{`back\slash`, "b"},
+		{`"quoted"`, "c"},
+		{"new\nline", "d"},
+		{"/var/log/kafka/\xff\xfeserver.log", "e"},
+		{"caf\xc3", "é"},
+		{"", "empty"},
 	}
 	values := []float64{0, 1, -1, 999_999, 1e6, 1_234_567, math.MaxUint64, 0.5, 1.7e9 + 0.123, math.NaN(), math.Inf(1), math.Inf(-1)}
 	table := &Table{

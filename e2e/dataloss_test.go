@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
@@ -70,13 +71,17 @@ func testDataLoss(ctx context.Context, t *testing.T, c *harness.Cluster) {
 		// A partition that fails over cleanly to the controller in the same
 		// moment: the controller logs the same OfflinePartition →
 		// OnlinePartition change, which must not count as unclean.
-		must(t, c.CreateTopic(ctx, harness.Topic{Name: "clean", Assignment: [][]int32{{leader, ctrl, followers[0]}},
-			Configs: map[string]string{"min.insync.replicas": "1"}}))
+		must(t, c.CreateTopic(ctx, harness.Topic{
+			Name: "clean", Assignment: [][]int32{{leader, ctrl, followers[0]}},
+			Configs: map[string]string{"min.insync.replicas": "1"},
+		}))
 		_, err = c.WaitISR(ctx, "clean", 0, 3)
 		must(t, err)
 	}
-	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{append([]int32{leader}, followers...)},
-		Configs: map[string]string{"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}}))
+	must(t, c.CreateTopic(ctx, harness.Topic{
+		Name: topic, Assignment: [][]int32{append([]int32{leader}, followers...)},
+		Configs: map[string]string{"min.insync.replicas": "1", "unclean.leader.election.enable": "true"},
+	}))
 	// A ZooKeeper-mode leader may answer UNKNOWN_TOPIC_OR_PARTITION for a
 	// moment after the topic shows in Metadata: the first record is retried.
 	must(t, waitFor(ctx, 30*time.Second, func() bool {
@@ -140,15 +145,17 @@ func testDataLoss(ctx context.Context, t *testing.T, c *harness.Cluster) {
 		waitAlert(ctx, t, loop.hook, "firing", "KafkaPartitionCommittedOffsetsLost", topic, 90*time.Second)
 		t.Logf("KafkaPartitionCommittedOffsetsLost at the webhook %v after the leader's death, the old leader still down", time.Since(killedAt).Round(time.Second))
 		var got []stack.Sample
-		if waitFor(ctx, 60*time.Second, func() bool {
+		waitErr := waitFor(ctx, 60*time.Second, func() bool {
 			var err error
 			got, err = loop.prom.Query(ctx, `max(max_over_time(kafka_replication:partition_high_watermark_lost:offsets{topic="lost"}[5m]))`)
 			return err == nil && len(got) == 1
-		}) != nil {
+		})
+		switch {
+		case waitErr != nil:
 			t.Errorf("no kafka_replication:partition_high_watermark_lost:offsets for %s-0 within 60 s", topic)
-		} else if int64(got[0].Value) != before-after {
+		case int64(got[0].Value) != before-after:
 			t.Errorf("kafka_replication:partition_high_watermark_lost:offsets for %s-0 = %v, want Kafka's HW drop %d", topic, got, before-after)
-		} else {
+		default:
 			t.Logf("Prometheus: %s-0 lost %v offsets (Kafka's HW %d → %d)", topic, got[0].Value, before, after)
 		}
 	}
@@ -209,7 +216,7 @@ func testDataLoss(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	}
 
 	// The unclean election, counted by the controller's sidecar.
-	ctrlNode := c.Node(st.Leader)
+	var ctrlNode *harness.Node
 	if cs := c.Controllers(); len(cs) > 0 {
 		ctrlNode = cs[0]
 	} else {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
@@ -25,23 +26,27 @@ func TestSidecarSIGKILL(t *testing.T) {
 	defer func() { t.Logf("TestSidecarSIGKILL wall time %v", time.Since(start).Round(time.Second)) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c := harness.StartT(t, harness.Options{Version: kafkaCurrent,
-		LogLevels: map[string]string{"kafka.cluster.Partition": "TRACE"}})
+	c := harness.StartT(t, harness.Options{
+		Version:   kafkaCurrent,
+		LogLevels: map[string]string{"kafka.cluster.Partition": "TRACE"},
+	})
 	const topic = "killed"
 	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2, 3}}}))
 	produceOK(ctx, t, c, topic, 10, sarama.WaitForAll)
 
 	node := c.Node(1)
 	files := []string{filepath.Join(node.LogDir, "server.log"), filepath.Join(node.LogDir, "state-change.log")}
-	args := []string{"--log.file=" + files[0], "--log.file=" + files[1], "--log.from-beginning",
-		"--log.position-file=" + filepath.Join(c.Dir(), "sigkill-positions")}
+	args := []string{
+		"--log.file=" + files[0], "--log.file=" + files[1], "--log.from-beginning",
+		"--log.position-file=" + filepath.Join(c.Dir(), "sigkill-positions"),
+	}
 
 	trafficCtx, stopTraffic := context.WithCancel(ctx)
 	defer stopTraffic()
 	var traffic sync.WaitGroup
 	traffic.Go(func() {
 		for trafficCtx.Err() == nil {
-			c.Produce(trafficCtx, topic, 0, 20, sarama.WaitForAll)
+			_, _ = c.Produce(trafficCtx, topic, 0, 20, sarama.WaitForAll) // refused sends only slow the traffic down
 		}
 	})
 

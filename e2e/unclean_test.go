@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 )
 
@@ -34,8 +35,10 @@ func TestUncleanElection(t *testing.T) {
 
 func testUnclean(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	const topic = "unclean"
-	must(t, c.CreateTopic(ctx, harness.Topic{Name: topic, Assignment: [][]int32{{1, 2}},
-		Configs: map[string]string{"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}}))
+	must(t, c.CreateTopic(ctx, harness.Topic{
+		Name: topic, Assignment: [][]int32{{1, 2}},
+		Configs: map[string]string{"min.insync.replicas": "1", "unclean.leader.election.enable": "true"},
+	}))
 	must(t, c.SetLogLevel(ctx, 1, "kafka.cluster.Partition", "TRACE"))
 	must(t, c.SetLogLevel(ctx, 2, "kafka.cluster.Partition", "TRACE"))
 	produceOK(ctx, t, c, topic, 10, sarama.WaitForAll)
@@ -124,8 +127,10 @@ func interesting(line string) bool {
 	if strings.Contains(line, "] TRACE ") || strings.Contains(line, "] DEBUG ") {
 		return false
 	}
-	for _, s := range []string{"Truncat", "high watermark", "UNCLEAN", "nclean", "starts at leader epoch",
-		"RECOVERING", "Non-monotonic", "ISR updated", "Shrinking ISR", "caused truncation"} {
+	for _, s := range []string{
+		"Truncat", "high watermark", "UNCLEAN", "nclean", "starts at leader epoch",
+		"RECOVERING", "Non-monotonic", "ISR updated", "Shrinking ISR", "caused truncation",
+	} {
 		if strings.Contains(line, s) {
 			return true
 		}

@@ -107,7 +107,8 @@ func BenchmarkParseISRAckProgress(b *testing.B) {
 // logger and an exception) through the Splitter and the Parser, as the
 // sidecar does.
 func BenchmarkSplitterParseMixed(b *testing.B) {
-	mix := [][]byte{benchAck, benchAck, benchSkip, benchLEO, benchLEO, benchAck, benchHW, benchSkip, benchFetchReq, benchFetchReq, benchNotOurs,
+	mix := [][]byte{
+		benchAck, benchAck, benchSkip, benchLEO, benchLEO, benchAck, benchHW, benchSkip, benchFetchReq, benchFetchReq, benchNotOurs,
 		[]byte("[2025-10-16 16:07:21,017] ERROR [ReplicaManager broker=1] Error processing append operation on partition AMNt6PcpRZOktSh6v-u00A:performance-test-0 (kafka.server.ReplicaManager)"),
 		[]byte("org.apache.kafka.common.errors.NotEnoughReplicasException: The size of the current ISR : 1 is insufficient to satisfy the min.isr requirement of 2 for partition performance-test-0, live replica(s) broker.id are : Set(1)"),
 	}

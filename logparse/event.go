@@ -15,31 +15,33 @@ type Type uint8
 
 // Event types. Keep the order: Types() and the metric label values follow it.
 const (
-	TypeNone                Type = iota
-	HWUpdate                     // hw_update: leader HW advanced (Partition, DEBUG)
-	HWSkip                       // hw_skip: leader considered and skipped an HW increment (TRACE)
-	ISRAckProgress               // isr_ack_progress: acks=all progress (TRACE)
-	ReplicaLEO                   // replica_leo: follower LEO recorded by the leader (DEBUG)
-	HWBlockedUnderMinISR         // hw_blocked_under_min_isr: KAFKA-15583 (TRACE, Kafka ≥3.7)
-	HWNonMonotonic               // hw_non_monotonic: UnifiedLog WARN
-	LogLoaded                    // log_loaded: initial HW at load (INFO)
-	ISRShrink                    // isr_shrink: leader proposes a shrink (INFO)
-	ISRExpand                    // isr_expand: Kafka ≤2.7 "Expanding ISR" (INFO); 2.8+ "Ignoring failed ISR update to PendingExpandIsr… since we have already updated state to …" (DEBUG: the expansion reached the leader through metadata first)
-	ISRUpdate                    // isr_update: committed ISR + version/partition epoch (INFO)
-	AlterPartitionFailed         // alter_partition_failed
-	ProduceRejectedMinISR        // produce_rejected_min_isr: NotEnoughReplicas on append (ERROR + continuation)
-	LeaderStart                  // leader_start: state-change.log "Leader … starts at leader epoch"
-	FollowerStart                // follower_start: state-change.log "Follower … starts at leader epoch"
-	FetcherTruncation            // fetcher_truncation: ReplicaFetcherThread "Truncating partition …"
-	LogTruncation                // log_truncation: UnifiedLog "Truncating to …"
-	TruncationBelowHW            // truncation_below_hw: "Truncating … below high watermark" WARN
-	EpochEntry                   // epoch_entry: LeaderEpochFileCache appended entry (DEBUG)
-	EpochConflictTruncation      // epoch_conflict_truncation: epoch cache divergence (WARN)
-	UncleanElection              // unclean_election: controller log
-	ELRElection                  // elr_election: controller log, KIP-966
-	LeaderRecovering             // leader_recovering: "marked as RECOVERING" (state-change.log)
-	BrokerFenced                 // broker_fenced: controller log
-	PartitionStateChange         // partition_state_change: ZooKeeper controller's leader and ISR of a partition (state-change.log)
+	TypeNone             Type = iota
+	HWUpdate                  // hw_update: leader HW advanced (Partition, DEBUG)
+	HWSkip                    // hw_skip: leader considered and skipped an HW increment (TRACE)
+	ISRAckProgress            // isr_ack_progress: acks=all progress (TRACE)
+	ReplicaLEO                // replica_leo: follower LEO recorded by the leader (DEBUG)
+	HWBlockedUnderMinISR      // hw_blocked_under_min_isr: KAFKA-15583 (TRACE, Kafka ≥3.7)
+	HWNonMonotonic            // hw_non_monotonic: UnifiedLog WARN
+	LogLoaded                 // log_loaded: initial HW at load (INFO)
+	ISRShrink                 // isr_shrink: leader proposes a shrink (INFO)
+	// isr_expand: Kafka ≤2.7 "Expanding ISR" (INFO); 2.8+ "Ignoring failed ISR update to PendingExpandIsr… since we
+	// have already updated state to …" (DEBUG: the expansion reached the leader through metadata first)
+	ISRExpand
+	ISRUpdate               // isr_update: committed ISR + version/partition epoch (INFO)
+	AlterPartitionFailed    // alter_partition_failed
+	ProduceRejectedMinISR   // produce_rejected_min_isr: NotEnoughReplicas on append (ERROR + continuation)
+	LeaderStart             // leader_start: state-change.log "Leader … starts at leader epoch"
+	FollowerStart           // follower_start: state-change.log "Follower … starts at leader epoch"
+	FetcherTruncation       // fetcher_truncation: ReplicaFetcherThread "Truncating partition …"
+	LogTruncation           // log_truncation: UnifiedLog "Truncating to …"
+	TruncationBelowHW       // truncation_below_hw: "Truncating … below high watermark" WARN
+	EpochEntry              // epoch_entry: LeaderEpochFileCache appended entry (DEBUG)
+	EpochConflictTruncation // epoch_conflict_truncation: epoch cache divergence (WARN)
+	UncleanElection         // unclean_election: controller log
+	ELRElection             // elr_election: controller log, KIP-966
+	LeaderRecovering        // leader_recovering: "marked as RECOVERING" (state-change.log)
+	BrokerFenced            // broker_fenced: controller log
+	PartitionStateChange    // partition_state_change: ZooKeeper controller's leader and ISR of a partition (state-change.log)
 	numTypes
 )
 

@@ -2,7 +2,7 @@ package logparse
 
 import "bytes"
 
-// Layouts recognised without configuration. Detection is per
+// Layouts recognized without configuration. Detection is per
 // line, so a file that mixes layouts (a compose stream of several images)
 // still splits correctly.
 type layout uint8

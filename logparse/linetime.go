@@ -3,7 +3,7 @@ package logparse
 import "time"
 
 // LineTime returns the time of the record a physical line starts: the
-// broker's timestamp, in any layout the Splitter recognises and after any
+// broker's timestamp, in any layout the Splitter recognizes and after any
 // container envelope is stripped, read in loc as the Parser reads an event's
 // time. ok is false for a line that starts no record (a continuation line,
 // junk) or whose layout prints no time (slf4j-simple). The follower orders

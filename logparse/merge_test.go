@@ -35,7 +35,7 @@ func TestMergeByTime(t *testing.T) {
 		}
 	}
 	stop := errors.New("stop")
-	if err := MergeByTime(1, func(int) *Event { return &sources[0][0] }, func(int) error { return stop }); err != stop {
+	if err := MergeByTime(1, func(int) *Event { return &sources[0][0] }, func(int) error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("want pop's error, got %v", err)
 	}
 }

@@ -63,7 +63,7 @@ func NewParser(loc *time.Location) *Parser {
 	}
 }
 
-// Malformed returns how many records the parser recognised as replication
+// Malformed returns how many records the parser recognized as replication
 // lines but rejected because they name a topic Kafka could not have created
 // (outside [a-zA-Z0-9._-], empty, or longer than 249 bytes). Such a record
 // yields no event, so no state or label ever holds that name.

@@ -94,7 +94,7 @@ func intList(dst []int32, s []byte) ([]int32, []byte, bool) {
 		for len(s) > 0 && (s[0] == ' ' || s[0] == ',') {
 			s = s[1:]
 		}
-		if len(s) == 0 || !(s[0] >= '0' && s[0] <= '9' || s[0] == '-') {
+		if len(s) == 0 || (s[0] < '0' || s[0] > '9') && s[0] != '-' {
 			return dst, s, true
 		}
 		v, rest, ok := id(s)
@@ -188,7 +188,7 @@ func isTopicID(s []byte) bool {
 		return false
 	}
 	for _, c := range s {
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+		if (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '_' {
 			return false
 		}
 	}

@@ -66,7 +66,7 @@ func (c *tsCache) brokerTime(s []byte, loc *time.Location) (time.Time, bool) {
 	d, ok3 := digits(s, 8, 2)
 	h, ok4 := digits(s, 11, 2)
 	mi, ok5 := digits(s, 14, 2)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 {
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 {
 		return time.Time{}, false
 	}
 	c.base = time.Date(y, time.Month(mo), d, h, mi, 0, 0, loc).Unix()

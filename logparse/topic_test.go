@@ -26,8 +26,10 @@ var topicForms = []struct {
 	{"truncation below hw", line("WARN", "[ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Truncating TOPIC-3 to offset 40 below high watermark 44", fetcherLogger), "", false},
 	{"log truncation", line("INFO", "[UnifiedLog partition=TOPIC-3, dir=/var/lib/kafka] Truncating to offset 5", "kafka.log.UnifiedLog"), "", true},
 	{"epoch cache", line("DEBUG", "[LeaderEpochCache TOPIC-3] Appended new epoch entry EpochEntry(epoch=6, startOffset=1234). Cache now contains 3 entries.", "kafka.server.epoch.LeaderEpochFileCache"), "", true},
-	{"produce rejected", line("ERROR", "[ReplicaManager broker=1] Error processing append operation on partition AMNt6PcpRZOktSh6v-u00A:TOPIC-3", replicaManager),
-		notEnoughReplicas + "The size of the current ISR : 1 is insufficient to satisfy the min.isr requirement of 2 for partition TOPIC-3, live replica(s) broker.id are : Set(1)", false},
+	{
+		"produce rejected", line("ERROR", "[ReplicaManager broker=1] Error processing append operation on partition AMNt6PcpRZOktSh6v-u00A:TOPIC-3", replicaManager),
+		notEnoughReplicas + "The size of the current ISR : 1 is insufficient to satisfy the min.isr requirement of 2 for partition TOPIC-3, live replica(s) broker.id are : Set(1)", false,
+	},
 }
 
 // TestTopicNamesValidated: a topic Kafka could not have created never

@@ -58,13 +58,16 @@ func newApp() *cli {
 	app.Version(version.Print(programName))
 	app.HelpFlag.Short('h')
 	promslogflag.AddFlags(app, c.logCfg)
-	c.timezone = app.Flag("log.timezone", "Time zone of the broker's log timestamps, which carry none (IANA name, e.g. UTC or Europe/Berlin; \"Local\" = this machine's).").Default("Local").String()
+	c.timezone = app.Flag("log.timezone",
+		"Time zone of the broker's log timestamps, which carry none (IANA name, e.g. UTC or Europe/Berlin; \"Local\" = this machine's).").Default("Local").String()
 
 	c.serve = newServeCommand(app)
 
-	c.verify = app.Command("verify", "Check broker log files offline for replication-protocol invariants. Exit 0 all passed or skipped, 1 a violation, 2 usage or I/O error.")
+	c.verify = app.Command("verify",
+		"Check broker log files offline for replication-protocol invariants. Exit 0 all passed or skipped, 1 a violation, 2 usage or I/O error.")
 	c.verifyFormat = c.verify.Flag("format", "Output format: text or json.").Default("text").Enum("text", "json")
-	c.verifyFiles = c.verify.Arg("file", "Broker log files (server.log, state-change.log, controller.log, rotated files, .gz; - for stdin). Rotated files are read in time order.").Required().Strings()
+	c.verifyFiles = c.verify.Arg("file", "Broker log files (server.log, state-change.log, controller.log, rotated files, .gz; - for stdin). "+
+		"Rotated files are read in time order.").Required().Strings()
 
 	c.events = app.Command("events", "Print every replication event parsed from the log files as one JSON object per line.")
 	c.eventsFiles = c.events.Arg("file", "Broker log files (- or none for stdin).").Strings()

@@ -86,17 +86,23 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 	s.metricsPath = cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	s.noExporterMet = cmd.Flag("web.disable-exporter-metrics", "Exclude the exporter's own Go and process metrics.").Bool()
 	s.maxRequests = cmd.Flag("web.max-requests", "Maximum number of parallel scrape requests (0 = no limit).").Default("40").Int()
-	s.writeTimeout = cmd.Flag("web.write-timeout", "Maximum time to answer one request, body included: a client that reads slower is cut off and its --web.max-requests slot freed (0 = no limit).").Default(defaultWriteTimeout).Duration()
+	s.writeTimeout = cmd.Flag("web.write-timeout", "Maximum time to answer one request, body included: "+
+		"a client that reads slower is cut off and its --web.max-requests slot freed (0 = no limit).").Default(defaultWriteTimeout).Duration()
 
-	s.logFiles = cmd.Flag("log.file", "Broker log file to follow (repeatable): server.log, state-change.log, controller.log, a Kubernetes CRI log file, or - for stdin. None: admin-only mode.").Strings()
+	s.logFiles = cmd.Flag("log.file", "Broker log file to follow (repeatable): server.log, state-change.log, controller.log, "+
+		"a Kubernetes CRI log file, or - for stdin. None: admin-only mode.").Strings()
 	s.fromBeginning = cmd.Flag("log.from-beginning", "Read the log files from the beginning instead of the end (when there is no saved position).").Bool()
-	s.positionFile = cmd.Flag("log.position-file", "File in which to keep the read position of every log file (including files rotated while the exporter was down): the position of the last event applied, saved every second and at a clean stop, so a restart neither loses nor double-counts events; after a SIGKILL, at most the events of the last second are counted again.").String()
+	s.positionFile = cmd.Flag("log.position-file", "File in which to keep the read position of every log file "+
+		"(including files rotated while the exporter was down): the position of the last event applied, saved every second and at a clean stop, "+
+		"so a restart neither loses nor double-counts events; after a SIGKILL, at most the events of the last second are counted again.").String()
 	s.pollInterval = cmd.Flag("log.poll-interval", "How often the log files are checked for new lines, rotation and truncation.").Default("250ms").Duration()
-	s.maxPartitions = cmd.Flag("log.max-partitions", "Most partitions to keep log-derived state for; events of further partitions are counted in kafka_replication_log_partitions_refused_total.").Default(strconv.Itoa(logstate.DefaultMaxPartitions)).Int()
+	s.maxPartitions = cmd.Flag("log.max-partitions", "Most partitions to keep log-derived state for; "+
+		"events of further partitions are counted in kafka_replication_log_partitions_refused_total.").Default(strconv.Itoa(logstate.DefaultMaxPartitions)).Int()
 
 	s.topicInclude = cmd.Flag("collector.topic-include", "Regular expression of topics to export partition series for.").Default(".*").String()
 	s.topicExclude = cmd.Flag("collector.topic-exclude", "Regular expression of topics not to export.").Default("").String()
-	s.partitionLabels = cmd.Flag("collector.partition-labels", "Export per-partition series; --no-collector.partition-labels rolls them up per topic (for very many partitions).").Default("true").Bool()
+	s.partitionLabels = cmd.Flag("collector.partition-labels",
+		"Export per-partition series; --no-collector.partition-labels rolls them up per topic (for very many partitions).").Default("true").Bool()
 
 	s.admin = admin.AddFlags(cmd)
 	return s
@@ -106,12 +112,12 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 func (s *serveCommand) topicFilter() (func(string) bool, error) {
 	inc, err := regexp.Compile("^(?:" + *s.topicInclude + ")$")
 	if err != nil {
-		return nil, fmt.Errorf("--collector.topic-include: %v", err)
+		return nil, fmt.Errorf("--collector.topic-include: %w", err)
 	}
 	var exc *regexp.Regexp
 	if *s.topicExclude != "" {
 		if exc, err = regexp.Compile("^(?:" + *s.topicExclude + ")$"); err != nil {
-			return nil, fmt.Errorf("--collector.topic-exclude: %v", err)
+			return nil, fmt.Errorf("--collector.topic-exclude: %w", err)
 		}
 	}
 	if *s.topicInclude == ".*" && exc == nil {
@@ -221,7 +227,9 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 	logger.Info("Shutting down", "cause", context.Cause(ctx))
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	srv.Shutdown(shutdownCtx)
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("Closing the open connections timed out", "err", err)
+	}
 	wg.Wait()
 	if err := sidecar.savePositions(); err != nil {
 		logger.Error("Saving log positions at shutdown failed: a restart resumes from the last positions saved", "err", err)
@@ -256,12 +264,12 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 		// empty or torn file, a damaged entry) are logged and counted.
 		sc.positions = tail.NewPositionStore(*s.positionFile).WithLogger(logger)
 		if err := sc.positions.Lock(); err != nil {
-			return nil, fmt.Errorf("--log.position-file: %v", err)
+			return nil, fmt.Errorf("--log.position-file: %w", err)
 		}
 		var err error
 		if saved, _, err = sc.positions.Load(); err != nil {
 			sc.positions.Close()
-			return nil, fmt.Errorf("--log.position-file: %v", err)
+			return nil, fmt.Errorf("--log.position-file: %w", err)
 		}
 		sc.direct = append(sc.direct, collector.PositionTables(sc.positions))
 	}
@@ -330,7 +338,7 @@ func (sc *sidecar) start(ctx context.Context, wg *sync.WaitGroup) {
 				case <-ctx.Done():
 					return
 				case <-t.C:
-					sc.savePositions() // a failure is counted and logged by the store
+					_ = sc.savePositions() // a failure is counted and logged by the store
 				}
 			}
 		}()

@@ -81,7 +81,10 @@ func TestSIGKILLRepeatsAtMostASecond(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill() // already gone when the test killed it
+			_ = cmd.Wait()
+		})
 		return cmd, addr
 	}
 	updates := func(addr string) (int64, bool) {
@@ -103,8 +106,10 @@ func TestSIGKILLRepeatsAtMostASecond(t *testing.T) {
 	waitFor(t, "the first sidecar applying", 10*time.Second, func() bool { v, _ := updates(addr); return v > 0 })
 	time.Sleep(3*time.Second + 300*time.Millisecond) // off the save ticker's beat
 	applied, ok := updates(addr)
-	killed.Process.Kill() // SIGKILL, a moment after the scrape
-	killed.Wait()
+	if err := killed.Process.Kill(); err != nil { // SIGKILL, a moment after the scrape
+		t.Fatal(err)
+	}
+	_ = killed.Wait() // "signal: killed", as wanted
 	atKill := written.Load()
 	if !ok {
 		t.Fatal("no scrape before the kill")

@@ -148,8 +148,10 @@ func (c *Cluster) Partition(topic string, partition int32) (PartitionState, erro
 			default:
 				return PartitionState{}, fmt.Errorf("%s-%d: %w", topic, partition, pm.Err)
 			}
-			return PartitionState{Leader: pm.Leader, LeaderEpoch: pm.LeaderEpoch,
-				Replicas: pm.Replicas, ISR: pm.Isr, Offline: pm.OfflineReplicas}, nil
+			return PartitionState{
+				Leader: pm.Leader, LeaderEpoch: pm.LeaderEpoch,
+				Replicas: pm.Replicas, ISR: pm.Isr, Offline: pm.OfflineReplicas,
+			}, nil
 		}
 	}
 	return PartitionState{}, fmt.Errorf("partition %s-%d not in metadata", topic, partition)

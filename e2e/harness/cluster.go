@@ -82,7 +82,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		opts.Controllers = 1 // in ZooKeeper mode: the ZooKeeper server's port
 	}
 	if opts.ZooKeeper && !supportsZooKeeper(opts.Version) {
-		return nil, fmt.Errorf("Kafka %s has no ZooKeeper mode (removed in 4.0)", opts.Version)
+		return nil, fmt.Errorf("no ZooKeeper mode in Kafka %s (removed in 4.0)", opts.Version)
 	}
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 2 * time.Minute
@@ -114,8 +114,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	newNode := func(id int32, role Role) *Node {
 		dir := filepath.Join(opts.Dir, fmt.Sprintf("node-%d", id))
-		return &Node{ID: id, Role: role, Dir: dir, LogDir: filepath.Join(dir, "logs"),
-			DataDir: filepath.Join(dir, "data"), cluster: c}
+		return &Node{
+			ID: id, Role: role, Dir: dir, LogDir: filepath.Join(dir, "logs"),
+			DataDir: filepath.Join(dir, "data"), cluster: c,
+		}
 	}
 	var voters []string
 	if opts.ZooKeeper {
@@ -357,11 +359,12 @@ func (c *Cluster) jvmArgs(n *Node) []string {
 	case RoleZooKeeper:
 		heap = []string{"-Xmx128m", "-Xms32m"}
 	}
-	args := append(heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	args := slices.Concat(heap, []string{
+		"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Djava.awt.headless=true",
-		"-Dkafka.logs.dir="+n.LogDir,
+		"-Dkafka.logs.dir=" + n.LogDir,
 		n.loggingArg,
-	)
+	})
 	args = append(args, c.opts.JVMArgs...)
 	return append(args, "-cp", filepath.Join(c.libs, "*"))
 }

@@ -159,7 +159,8 @@ log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
 		} else {
 			fmt.Fprintf(&b, "%s=org.apache.log4j.DailyRollingFileAppender\n%[1]s.DatePattern='.'yyyy-MM-dd-HH\n", p)
 		}
-		fmt.Fprintf(&b, "%s.File=${kafka.logs.dir}/%s\n%[1]s.layout=org.apache.log4j.PatternLayout\n%[1]s.layout.ConversionPattern=[%%d] %%p %%m (%%c)%%n\n", p, f.file)
+		fmt.Fprintf(&b, "%s.File=${kafka.logs.dir}/%s\n", p, f.file)
+		fmt.Fprintf(&b, "%s.layout=org.apache.log4j.PatternLayout\n%[1]s.layout.ConversionPattern=[%%d] %%p %%m (%%c)%%n\n", p)
 	}
 	b.WriteString(`log4j.logger.kafka=INFO
 log4j.logger.org.apache.kafka=INFO

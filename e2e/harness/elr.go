@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -48,7 +49,7 @@ func (c *Cluster) DescribeELR(ctx context.Context, topic string, partition int32
 			if p.Partition != partition {
 				continue
 			}
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil && err != kerr.LeaderNotAvailable {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil && !errors.Is(err, kerr.LeaderNotAvailable) {
 				return ELRState{}, fmt.Errorf("DescribeTopicPartitions %s-%d: %w", topic, partition, err)
 			}
 			st := ELRState{Leader: p.LeaderID, ISR: p.ISR, ELR: p.EligibleLeaderReplicas, LastKnownELR: p.LastKnownELR}

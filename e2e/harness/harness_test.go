@@ -16,10 +16,16 @@ func TestLogFilesOrder(t *testing.T) {
 		files []string
 		want  []string
 	}{
-		{"hourly", []string{"server.log.2026-11-30-14", "server.log", "server.log.2026-11-30-13"},
-			[]string{"server.log.2026-11-30-13", "server.log.2026-11-30-14", "server.log"}},
-		{"size", []string{"server.log.1", "server.log.10", "server.log.2", "server.log"},
-			[]string{"server.log.10", "server.log.2", "server.log.1", "server.log"}},
+		{
+			"hourly",
+			[]string{"server.log.2026-11-30-14", "server.log", "server.log.2026-11-30-13"},
+			[]string{"server.log.2026-11-30-13", "server.log.2026-11-30-14", "server.log"},
+		},
+		{
+			"size",
+			[]string{"server.log.1", "server.log.10", "server.log.2", "server.log"},
+			[]string{"server.log.10", "server.log.2", "server.log.1", "server.log"},
+		},
 		{"no live file yet", []string{"server.log.1"}, []string{"server.log.1"}},
 		{"other logs ignored", []string{"server.log", "state-change.log", "server.logx"}, []string{"server.log"}},
 	} {

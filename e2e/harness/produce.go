@@ -29,7 +29,7 @@ func (r ProduceResult) Count(target error) int {
 // acks (sarama.WaitForAll, sarama.WaitForLocal, sarama.NoResponse) and
 // records each outcome. Messages are sent without client retries, so a
 // broker rejection shows up as that message's error. The returned error is
-// only for failures to produce at all (no client, cancelled context).
+// only for failures to produce at all (no client, canceled context).
 func (c *Cluster) Produce(ctx context.Context, topic string, partition int32, n int, acks sarama.RequiredAcks) (ProduceResult, error) {
 	var res ProduceResult
 	producer, err := c.Producer(acks)

@@ -3,6 +3,7 @@ package harness
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,7 +33,8 @@ func (c *Cluster) poll(ctx context.Context, what string, check func() (bool, err
 		if done && err == nil {
 			return nil
 		}
-		if p, ok := err.(permanent); ok {
+		var p permanent
+		if errors.As(err, &p) {
 			return p.err
 		}
 		last = err
@@ -41,7 +43,7 @@ func (c *Cluster) poll(ctx context.Context, what string, check func() (bool, err
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w (last error: %v)", what, ctx.Err(), last)
+			return fmt.Errorf("waiting for %s: %w (last error: %w)", what, ctx.Err(), last)
 		case <-ticker.C:
 		}
 	}
@@ -65,7 +67,7 @@ func (c *Cluster) deadNodes() error {
 		select {
 		case <-exited:
 			if waitErr != nil && !n.stoppedOnPurpose() {
-				return fmt.Errorf("node %d exited: %v\n%s", n.ID, waitErr, n.consoleTail())
+				return fmt.Errorf("node %d exited: %w\n%s", n.ID, waitErr, n.consoleTail())
 			}
 		default:
 		}
