@@ -218,8 +218,10 @@ func TestAdminELRAndReassignment(t *testing.T) {
 		{Topic: "old", Partition: 0, Replicas: 3, ISR: 3},
 	}}, {Name: "orders", Partitions: []admin.Partition{
 		{Topic: "orders", Partition: 0, Replicas: 3, ISR: 1, ELRKnown: true, ELR: 2, ReassignmentKnown: true},
-		{Topic: "orders", Partition: 1, Replicas: 3, ISR: 2, ELRKnown: true, LastKnownELR: 1, ReassignmentKnown: true,
-			Reassigning: true, AddingReplicas: 1, RemovingReplicas: 1, UnderReplicatedByReassignment: true},
+		{
+			Topic: "orders", Partition: 1, Replicas: 3, ISR: 2, ELRKnown: true, LastKnownELR: 1, ReassignmentKnown: true,
+			Reassigning: true, AddingReplicas: 1, RemovingReplicas: 1, UnderReplicatedByReassignment: true,
+		},
 	}}}}
 	names := []string{mELR, mLastKnownELR, mReassigning, mAdding, mRemoving, mURPByMove}
 	for _, tc := range []struct {

@@ -5,8 +5,16 @@ import "github.com/kafka-replication-exporter/kafka_replication_exporter/collect
 // The position file's own health (--log.position-file): whether the read
 // positions are being saved, and what was wrong with them at start.
 var (
-	positionSaveErrorsFamily   = newFamily("position_file_save_errors_total", "Saves of the position file that failed; the read positions are saved again at the next interval.", Counter).withDoc("Saved every second (when the positions moved) and at shutdown; while saves fail, a restart resumes from the last positions saved (re-reading or skipping what was read since). WARN once when saving starts failing, INFO when it works again; a failed final save makes the exit status 1.")
-	positionLoadProblemsFamily = newFamily("position_file_load_problems_total", "Problems found in the position file at start, by kind.", Counter, "problem").withDoc("`damaged_entry`: that log file is read from the beginning; `empty` or `torn` (cut short or garbled): every log file starts as if no position was saved (--log.from-beginning decides where). Each is logged at WARN.")
+	positionSaveErrorsFamily = newFamily("position_file_save_errors_total",
+		"Saves of the position file that failed; the read positions are saved again at the next interval.",
+		Counter).
+		withDoc("Saved every second (when the positions moved) and at shutdown; while saves fail, a restart resumes from the last positions saved (re-reading or " +
+			"skipping what was read since). WARN once when saving starts failing, INFO when it works again; a failed final save makes the exit status 1.")
+	positionLoadProblemsFamily = newFamily("position_file_load_problems_total",
+		"Problems found in the position file at start, by kind.",
+		Counter, "problem").
+		withDoc("`damaged_entry`: that log file is read from the beginning; `empty` or `torn` (cut short or garbled): every log file starts as if no position was " +
+			"saved (--log.from-beginning decides where). Each is logged at WARN.")
 )
 
 // positionFamilies lists the position file's families, for Families.

@@ -2,11 +2,23 @@ package collector
 
 // The log stream's progress and the file events that do not stop it.
 var (
-	fileBehindFamily             = newFamily("log_file_behind_bytes", "Bytes of the file, and of files rotated before it, not read yet; 0 once read to its end.", Gauge, "file")
-	filePartialTruncationsFamily = newFamily("log_file_partial_truncations_total", "Times the live file was cut shorter but kept its beginning; reading went on at its new end.", Counter, "file").withDoc("Lines between the new end and where reading stood are lost; nothing is read twice. Each is also logged at WARN.")
-	fileFutureTimestampsFamily   = newFamily("log_future_timestamps_total", "Events stamped more than an hour past both their file's previous event and the wall clock, ordered as that previous event.", Counter, "file").withDoc("Within one file, file order is the truth: such a stamp is not allowed to hold back the file's later lines.")
-	logCaughtUpFamily            = newFamily("log_caught_up", "1 once every log file has been read to its end since start: the backlog found at start is applied.", Gauge)
-	logBehindSecondsFamily       = newFamily("log_catchup_behind_seconds", "How far the log time of the last applied event is behind the wall clock while a file has more to read; 0 once every file was read to its end.", Gauge)
+	fileBehindFamily = newFamily("log_file_behind_bytes",
+		"Bytes of the file, and of files rotated before it, not read yet; 0 once read to its end.",
+		Gauge, "file")
+	filePartialTruncationsFamily = newFamily("log_file_partial_truncations_total",
+		"Times the live file was cut shorter but kept its beginning; reading went on at its new end.",
+		Counter, "file").
+		withDoc("Lines between the new end and where reading stood are lost; nothing is read twice. Each is also logged at WARN.")
+	fileFutureTimestampsFamily = newFamily("log_future_timestamps_total",
+		"Events stamped more than an hour past both their file's previous event and the wall clock, ordered as that previous event.",
+		Counter, "file").
+		withDoc("Within one file, file order is the truth: such a stamp is not allowed to hold back the file's later lines.")
+	logCaughtUpFamily = newFamily("log_caught_up",
+		"1 once every log file has been read to its end since start: the backlog found at start is applied.",
+		Gauge)
+	logBehindSecondsFamily = newFamily("log_catchup_behind_seconds",
+		"How far the log time of the last applied event is behind the wall clock while a file has more to read; 0 once every file was read to its end.",
+		Gauge)
 )
 
 func streamFamilies() []*Family {
