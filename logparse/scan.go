@@ -145,15 +145,20 @@ var topicByte = func() (t [256]bool) {
 	return t
 }()
 
+// ValidTopicName reports whether name is a topic name Kafka could have
+// created, [a-zA-Z0-9._-]{1,249}: the one rule both halves of the exporter
+// apply before a topic becomes a label.
+func ValidTopicName(name string) bool { return validTopic(name) }
+
 // validTopic reports whether b is a topic name Kafka could have created. A
 // name that is not one comes from a corrupt or forged line, and it must not
 // become a metric label (Prometheus rejects a scrape with invalid UTF-8).
-func validTopic(b []byte) bool {
+func validTopic[T string | []byte](b T) bool {
 	if len(b) == 0 || len(b) > maxTopicLen {
 		return false
 	}
-	for _, c := range b {
-		if !topicByte[c] {
+	for i := range len(b) {
+		if !topicByte[b[i]] {
 			return false
 		}
 	}
