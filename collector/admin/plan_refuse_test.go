@@ -16,6 +16,13 @@ import (
 // partitions listed (by id, led by broker 0 with every broker a replica).
 func hostileMetadata(t *testing.T, f *fakekafka.Kafka, topics []string, partitions [][]int32) {
 	t.Helper()
+	hostileMetadataFunc(t, f, func() ([]string, [][]int32) { return topics, partitions })
+}
+
+// hostileMetadataFunc is hostileMetadata with the topics of each answer
+// from answer.
+func hostileMetadataFunc(t *testing.T, f *fakekafka.Kafka, answer func() ([]string, [][]int32)) {
+	t.Helper()
 	var brokers []kmsg.MetadataResponseBroker
 	for i, addr := range f.C.ListenAddrs() {
 		host, port, err := net.SplitHostPort(addr)
@@ -33,6 +40,7 @@ func hostileMetadata(t *testing.T, f *fakekafka.Kafka, topics []string, partitio
 		resp.Version = kreq.GetVersion()
 		resp.Brokers = brokers
 		resp.ControllerID = 0
+		topics, partitions := answer()
 		for i, name := range topics {
 			rt := kmsg.NewMetadataResponseTopic()
 			rt.Topic = kmsg.StringPtr(name)
