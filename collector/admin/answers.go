@@ -54,7 +54,12 @@ var unusableNames = [NumUnusable]string{
 	UnusableRequestFailed: "request_failed",
 }
 
-func (u Unusable) String() string { return unusableNames[u] }
+func (u Unusable) String() string {
+	if u < 0 || u >= NumUnusable {
+		return "none"
+	}
+	return unusableNames[u]
+}
 
 // MinISRSource says where a topic's min.insync.replicas came from.
 type MinISRSource int

@@ -73,7 +73,8 @@ func (m *minISRState) say(unknown, byDefault [NumUnusable]int, named [NumUnusabl
 			if n > 0 {
 				total += n
 				m.logger.Warn("Cannot read min.insync.replicas: KafkaPartitionUnderMinISR and KafkaPartitionAtMinISR are blind for these topics",
-					"topics", n, "reason", Unusable(u).String(), "examples", named[u])
+					"topics", n, "reason", Unusable(u).String(), "examples", named[u],
+					"broker_default_unreadable", got.brokerErr.String())
 			}
 		}
 		if total == 0 {

@@ -41,7 +41,7 @@ func fetchMinISR(ctx context.Context, r *round, p *refreshPlan) minISRReadings {
 	r.recordAt(r.metadataAddr, err == nil)
 	if err != nil {
 		r.fail(RequestDescribeConfigs, -1, err)
-		return minISRReadings{}
+		return minISRReadings{brokerErr: UnusableRequestFailed}
 	}
 	return a
 }
@@ -78,12 +78,12 @@ func readMinISR(resp *sarama.DescribeConfigsResponse, topics []string, broker st
 			continue
 		}
 		v, why := minISRValue(r)
-		switch {
-		case r.Type == sarama.BrokerResource:
+		switch r.Type {
+		case sarama.BrokerResource:
 			if r.Name == broker && broker != "" {
 				a.brokerDefault, a.brokerErr = v, why
 			}
-		case r.Type == sarama.TopicResource:
+		case sarama.TopicResource:
 			if why == usable {
 				a.values[r.Name] = v
 				continue
