@@ -71,5 +71,32 @@ func Families() []*Family {
 		elrFamily, lastKnownELRFamily, reassigningFamily, reassignAddingFamily, reassignRemovingFamily, urpByMoveFamily,
 		replicaLagFamily, stallCauseFamily,
 	)
+	fams = append(fams, adminUnusableFamilies()...)
 	return append(fams, positionFamilies()...)
+}
+
+// Admin answers that could not be used (collector/admin/answers.go): every
+// one shows, so that an alert can fire on what the poller cannot see.
+var (
+	answerErrorsFamily = newFamily("admin_answer_errors_total",
+		"Resources of admin answers that could not be used (an error for the resource, a value that is not a positive integer, "+
+			"a resource left out), by request and reason.", Counter, "reason", "request").
+		withDoc("Reasons: `authorization_failed`, `error`, `invalid_value`, `missing`. " +
+			"A request that failed as a whole counts in admin_request_errors_total instead.")
+	minISRUnknownFamily = newFamily("topics_min_insync_replicas_unknown",
+		"Exported topics whose min.insync.replicas is unknown, so their min ISR series are absent, by why their answer was unusable.",
+		Gauge, "reason").
+		withDoc("Reasons as admin_answer_errors_total, plus `request_failed` (DescribeConfigs failed and no earlier value is known). " +
+			"KafkaPartitionUnderMinISR and KafkaPartitionAtMinISR are blind for these topics.")
+	minISRDefaultFamily = newFamily("topics_min_insync_replicas_broker_default",
+		"Exported topics whose own min.insync.replicas was unusable and that use the answering broker's default instead, by why.",
+		Gauge, "reason").
+		withDoc("Right unless the topic has an override the exporter cannot read.")
+	metadataRefusedFamily = newFamily("admin_metadata_refused_total",
+		"Metadata entries left out of a refresh, by reason, counted per refresh.", Counter, "reason").
+		withDoc("Reasons: `invalid_topic_name` (outside `[a-zA-Z0-9._-]{1,249}`, the log half's rule), `duplicate_topic`, `duplicate_partition`.")
+)
+
+func adminUnusableFamilies() []*Family {
+	return []*Family{answerErrorsFamily, minISRUnknownFamily, minISRDefaultFamily, metadataRefusedFamily}
 }

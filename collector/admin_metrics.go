@@ -104,6 +104,7 @@ var adminScrapePool = sync.Pool{New: func() any { return new(adminScrape) }}
 func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	s := m.src.Snapshot()
 	tables := []*Table{refreshTable(s), requestErrorTable(s), disagreementTable(s), topicMinISRTable(s), brokerTable(s)}
+	tables = append(tables, unusableTables(s)...)
 	if !m.partitionLabels {
 		return append(tables, m.rollup(s)), nil
 	}

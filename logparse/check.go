@@ -132,6 +132,10 @@ type uncleanSeen struct {
 // change" for the same election within moments of each other.
 const uncleanDedupWindow = 60 * time.Second
 
+// uncleanKeep is how long (log time) Retain keeps an unclean election for
+// its replays, far beyond uncleanDedupWindow.
+const uncleanKeep = time.Hour
+
 // Checker checks replication invariants over a stream of events. It keeps per
 // partition state and is not safe for concurrent use.
 type Checker struct {
@@ -208,6 +212,50 @@ func (c *Checker) part(ev *Event) *partState {
 func (c *Checker) Forget(broker int32, topic string, partition int32) {
 	delete(c.parts, partKey{broker, topic, partition})
 	c.lastState = nil
+}
+
+// Retain drops the state of every partition keep refuses (a deleted topic),
+// and the topic ids whose topic has no partition left, so that a long run
+// over topic churn does not grow without end. keep gets the topic's name,
+// or for an unclean election named only by id, the id.
+func (c *Checker) Retain(keep func(topic string, partition int32) bool) {
+	c.lastState = nil
+	names := make(map[string]struct{})
+	for k := range c.parts {
+		if keep(k.topic, k.partition) {
+			names[k.topic] = struct{}{}
+		} else {
+			delete(c.parts, k)
+		}
+	}
+	for k := range c.zkISR {
+		if keep(k.topic, k.partition) {
+			names[k.topic] = struct{}{}
+		} else {
+			delete(c.zkISR, k)
+		}
+	}
+	// An unclean election is kept for its replays, which follow within
+	// moments: an hour of log time after the latest one, unless its topic
+	// (named, or by a known id) is gone. One keyed by an id not learnt yet
+	// may be named by the next line, so its age alone decides.
+	var latest time.Time
+	for _, u := range c.unclean {
+		if u.at.After(latest) {
+			latest = u.at
+		}
+	}
+	for k, u := range c.unclean {
+		name, byID := c.topicIDs[k.topic]
+		if u.at.Before(latest.Add(-uncleanKeep)) || byID && !keep(name, k.partition) {
+			delete(c.unclean, k)
+		}
+	}
+	for id, name := range c.topicIDs {
+		if _, ok := names[name]; !ok {
+			delete(c.topicIDs, id)
+		}
+	}
 }
 
 // Observe checks one event and writes what it found to *r. It may fill

@@ -145,6 +145,21 @@ var topicByte = func() (t [256]bool) {
 	return t
 }()
 
+// ValidTopicName reports whether name is a topic name Kafka could have
+// created, [a-zA-Z0-9._-]{1,249}: the one rule both halves of the exporter
+// apply before a topic becomes a label.
+func ValidTopicName(name string) bool {
+	if len(name) == 0 || len(name) > maxTopicLen {
+		return false
+	}
+	for i := range len(name) {
+		if !topicByte[name[i]] {
+			return false
+		}
+	}
+	return true
+}
+
 // validTopic reports whether b is a topic name Kafka could have created. A
 // name that is not one comes from a corrupt or forged line, and it must not
 // become a metric label (Prometheus rejects a scrape with invalid UTF-8).

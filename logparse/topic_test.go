@@ -91,10 +91,16 @@ func TestValidTopic(t *testing.T) {
 		if got := validTopic([]byte{byte(c)}); got != legal {
 			t.Errorf("byte %#x: want %v, got %v", c, legal, got)
 		}
+		if got := ValidTopicName(string([]byte{byte(c)})); got != legal {
+			t.Errorf("ValidTopicName, byte %#x: want %v, got %v", c, legal, got)
+		}
 	}
 	for n, want := range map[int]bool{0: false, 1: true, maxTopicLen: true, maxTopicLen + 1: false} {
 		if got := validTopic([]byte(strings.Repeat("t", n))); got != want {
 			t.Errorf("length %d: want %v, got %v", n, want, got)
+		}
+		if got := ValidTopicName(strings.Repeat("t", n)); got != want {
+			t.Errorf("ValidTopicName, length %d: want %v, got %v", n, want, got)
 		}
 	}
 }

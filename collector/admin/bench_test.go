@@ -109,10 +109,10 @@ func cannedMetadata(brokers int32) *sarama.MetadataResponse {
 func cannedFetch(p *refreshPlan) *fetched {
 	got := &fetched{
 		offsets: offsets{hwAt: make([]offsetAnswer, len(p.parts)), leoAt: make([]offsetAnswer, p.leoSlots)},
-		minISR:  make(map[string]int, len(p.configTopics)),
+		minISR:  minISRReadings{ok: true, values: make(map[string]int, len(p.configTopics))},
 	}
 	for _, t := range p.configTopics {
-		got.minISR[t] = 2
+		got.minISR.values[t] = 2
 	}
 	for i := range p.parts {
 		pp := &p.parts[i]

@@ -20,18 +20,19 @@ import (
 type builder struct {
 	tracker       *hwTracker
 	join          *sourceJoin
-	minISR        map[string]int // configured min.insync.replicas by topic, kept across refreshes
+	minISR        minISRState // build_minisr.go
 	leaderScope   bool
 	logger        *slog.Logger
 	gen           uint64 // refresh generation, for the tracker's pruning
 	disagreements [NumFields]uint64
+	refused       [NumRefusals]uint64 // Metadata entries the plans left out
 }
 
 func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
 	return builder{
 		tracker:     newHWTracker(cfg.StallThreshold),
 		join:        newSourceJoin(logs, logger),
-		minISR:      make(map[string]int),
+		minISR:      minISRState{logger: logger},
 		leaderScope: cfg.Scope == ScopeLeader,
 		logger:      logger,
 	}
@@ -44,14 +45,15 @@ func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
 func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snapshot {
 	b.gen++
 	defer b.tracker.forget(b.gen)
-	for t, v := range got.minISR {
-		b.minISR[t] = v
+	b.minISR.resolve(p.configTopics, &got.minISR)
+	for r, n := range p.refused {
+		b.refused[r] += uint64(n)
 	}
 	count := func(f Field) { b.disagreements[f]++ }
 
 	// The partitions and lags are two allocations, sized from the plan, that
 	// the topics' slices share, rather than one growing slice per topic.
-	snap := &Snapshot{}
+	snap := &Snapshot{MinISR: b.minISR.status, MetadataRefused: b.refused}
 	topicOf := make(map[string]int)
 	var perTopic []int
 	lagCap := 0
@@ -64,7 +66,8 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 		if !ok {
 			t = len(snap.Topics)
 			topicOf[pp.key.Topic] = t
-			snap.Topics = append(snap.Topics, Topic{Name: pp.key.Topic, MinISRConfig: b.minISR[pp.key.Topic]})
+			m := b.minISR.minISROf(pp.key.Topic)
+			snap.Topics = append(snap.Topics, Topic{Name: pp.key.Topic, MinISRConfig: m.value, MinISRSource: m.source, MinISRUnusable: m.unusable})
 			perTopic = append(perTopic, 0)
 		}
 		perTopic[t]++
@@ -168,6 +171,7 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 		ts.Partitions = append(ts.Partitions, s)
 	}
 
+	b.join.pruneOpen(func(k conflictKey) bool { _, ok := topicOf[k.Topic]; return ok })
 	for i := range snap.Topics {
 		slices.SortFunc(snap.Topics[i].Partitions, func(x, y Partition) int { return cmp.Compare(x.Partition, y.Partition) })
 	}

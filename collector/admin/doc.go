@@ -15,6 +15,7 @@
 // Each file uses only the files listed before it:
 //
 //	snapshot.go      the result: Snapshot, Topic, Partition
+//	answers.go       what could not be used: Refusal, Unusable, MinISRStatus
 //	track.go         the high-watermark history (stall, regression)
 //	logstore.go      LogStore and the join of Metadata with the log's view
 //	scram.go         SCRAM for sarama
@@ -24,9 +25,11 @@
 //	loglevel.go      --kafka.partition-log-level
 //	metadata.go      stage 1: Metadata
 //	plan.go          stage 2: what to ask whom
+//	plan_refuse.go   stage 2: Metadata entries refused (name rule, duplicates)
 //	fetch_*.go       stage 3: one fetcher per read, each with its requests
 //	fetch.go         stage 3: the fetchers, run concurrently
 //	build.go         stage 4: the snapshot
+//	build_minisr.go  stage 4: each topic's min ISR, and what is unknown
 //	refresh.go       one refresh: the stages in order
 //	admin.go         the Poller: Run, Snapshot
 package admin

@@ -16,7 +16,7 @@ import (
 // fetched is what the fetchers returned.
 type fetched struct {
 	offsets  offsets        // fetch_offsets.go
-	minISR   map[string]int // fetch_minisr.go; nil when DescribeConfigs failed
+	minISR   minISRReadings // fetch_minisr.go; ok false when DescribeConfigs failed
 	elr      *elr.Result    // fetch_elr.go; nil: no ELR series this refresh
 	reassign reassignments  // fetch_reassign.go; nil when ListPartitionReassignments failed
 }

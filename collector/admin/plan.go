@@ -68,6 +68,7 @@ type refreshPlan struct {
 	// everyTopic: every topic is exported (cluster scope, no topic filter),
 	// so a read of "all topics" is the shorter request.
 	everyTopic bool
+	refused    [NumRefusals]int // Metadata entries left out (plan_refuse.go)
 }
 
 // plan applies the topic filter and the scope to a Metadata answer, and
@@ -102,8 +103,12 @@ func plan(md *sarama.MetadataResponse, brokers map[int32]string, brokerID int32,
 			lowest = id
 		}
 	}
+	seen := newRefuser(len(md.Topics))
 	for _, t := range md.Topics {
 		if t == nil || t.Err != sarama.ErrNoError && len(t.Partitions) == 0 {
+			continue
+		}
+		if !seen.topic(&p, t.Name, len(t.Partitions)) {
 			continue
 		}
 		if filter != nil && !filter(t.Name) {
@@ -111,7 +116,7 @@ func plan(md *sarama.MetadataResponse, brokers map[int32]string, brokerID int32,
 		}
 		exportedTopic := false
 		for _, pm := range t.Partitions {
-			if pm == nil {
+			if pm == nil || !seen.partition(&p, pm.ID) {
 				continue
 			}
 			pp := plannedPartition{

@@ -83,6 +83,11 @@ type Snapshot struct {
 	Brokers []BrokerStatus
 	// Topics are the exported topics, sorted by name.
 	Topics []Topic
+	// MinISR says how many topics' min.insync.replicas is unknown or the
+	// broker's default (answers.go).
+	MinISR MinISRStatus
+	// MetadataRefused counts Metadata entries left out since start, by Refusal.
+	MetadataRefused [NumRefusals]uint64
 }
 
 // BrokerStatus says whether a broker answered every request of the refresh
@@ -96,6 +101,10 @@ type BrokerStatus struct {
 type Topic struct {
 	Name         string
 	MinISRConfig int // configured min.insync.replicas; 0 = unknown
+	MinISRSource MinISRSource
+	// MinISRUnusable is why the topic's own answer was unusable, when
+	// MinISRSource is not MinISRSourceTopic.
+	MinISRUnusable Unusable
 	// Partitions are the exported partitions, sorted by number.
 	Partitions []Partition
 }

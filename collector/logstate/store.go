@@ -452,6 +452,12 @@ func (s *Store) Retain(exists func(topic string) bool, hosted func(logparse.Part
 			delete(s.parts, k)
 		}
 	}
+	// The checker's state goes with the partition's, or with its topic for
+	// the partitions only the controller's lines named.
+	s.checker.Retain(func(topic string, partition int32) bool {
+		_, kept := s.parts[logparse.PartitionKey{Topic: topic, Partition: partition}]
+		return kept || exists(topic)
+	})
 }
 
 // Partition is one partition's log-derived state as a scrape reads it.
