@@ -215,7 +215,10 @@ var (
 	fileMalformedFamily = newFamily("log_records_malformed_total",
 		"Physical lines dropped as malformed: binary junk, continuation lines without a header, parts of over-long lines.",
 		Counter, "file")
-	fileLinesFamily       = newFamily("log_lines_total", "Physical lines read.", Counter, "file")
+	fileLinesFamily = newFamily("log_lines_total",
+		"Physical lines read.",
+		Counter, "file").
+		withDoc("Counted as their record is applied, so that a line read again after a restart (the last record, held for its continuation lines) counts once.")
 	fileBytesFamily       = newFamily("log_bytes_total", "Bytes read.", Counter, "file")
 	fileRotationsFamily   = newFamily("log_file_rotations_total", "Rename+create rotations followed (log4j's hourly roll).", Counter, "file")
 	fileTruncationsFamily = newFamily("log_file_truncations_total", "copytruncate-style truncations detected (reading restarted at offset 0).", Counter, "file")

@@ -51,12 +51,13 @@ type LogFile struct {
 	applied    tail.Mark // end of the last record whose effects are applied
 	appliedSet bool
 	nRecords   uint64 // records applied (events and the records between them)
+	nLines     uint64 // their physical lines
 
-	records, malformed, future atomic.Uint64
-	behind                     atomic.Int64 // bytes left to read at the last read
-	posMu                      sync.Mutex
-	pos                        tail.Position // published Position of applied, for the position file
-	hasPos                     bool
+	records, lines, malformed, future atomic.Uint64
+	behind                            atomic.Int64 // bytes left to read at the last read
+	posMu                             sync.Mutex
+	pos                               tail.Position // published Position of applied, for the position file
+	hasPos                            bool
 }
 
 // pending is one event read but not applied, with the records after it that
@@ -66,6 +67,7 @@ type pending struct {
 	seq     uint64    // the read it was emitted by
 	end     tail.Mark // end of the last record it accounts for
 	records uint64
+	lines   uint64 // the physical lines of those records
 
 	// The memory of ev's lists, kept when the entry is reused.
 	isr, fromISR, toISR  []int32
@@ -187,10 +189,12 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 		if f.head < len(f.queue) {
 			last := &f.queue[len(f.queue)-1]
 			last.records++
+			last.lines += uint64(rec.Lines)
 			last.end = end
 			return
 		}
 		f.nRecords++
+		f.nLines += uint64(rec.Lines)
 		f.applied, f.appliedSet = end, true
 		return
 	}
@@ -200,7 +204,7 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 	if f.clock.Order(&p.ev, f.now) {
 		f.future.Add(1)
 	}
-	p.seq, p.end, p.records = f.seq, end, 1
+	p.seq, p.end, p.records, p.lines = f.seq, end, 1, uint64(rec.Lines)
 }
 
 // slot returns the entry just past the queue, reusing the queue's memory.
@@ -233,6 +237,7 @@ func (f *LogFile) pop() {
 	p := &f.queue[f.head]
 	f.head++
 	f.nRecords += p.records
+	f.nLines += p.lines
 	f.applied, f.appliedSet = p.end, true
 }
 
@@ -240,6 +245,7 @@ func (f *LogFile) pop() {
 // to the position file.
 func (f *LogFile) publish() {
 	f.records.Store(f.nRecords)
+	f.lines.Store(f.nLines + uint64(f.splitter.Malformed()))
 	if !f.appliedSet || f.Path == "-" {
 		return
 	}
@@ -306,7 +312,7 @@ type FileStats struct {
 
 // Stats returns the file's counters; safe while the Stream runs.
 func (f *LogFile) Stats() FileStats {
-	return FileStats{
+	st := FileStats{
 		Path:             f.Path,
 		Records:          f.records.Load(),
 		Malformed:        f.malformed.Load(),
@@ -314,4 +320,9 @@ func (f *LogFile) Stats() FileStats {
 		BehindBytes:      f.behind.Load(),
 		Stats:            f.follower.Stats(),
 	}
+	// Lines as applied, like Records: a line read but not applied yet (the
+	// record held for its continuation lines) is read again after a restart,
+	// and must not be counted twice.
+	st.Lines = f.lines.Load()
+	return st
 }
