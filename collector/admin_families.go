@@ -71,5 +71,6 @@ func Families() []*Family {
 		elrFamily, lastKnownELRFamily, reassigningFamily, reassignAddingFamily, reassignRemovingFamily, urpByMoveFamily,
 		replicaLagFamily, stallCauseFamily,
 	)
+	fams = append(fams, consumerGroupFamilies()...)
 	return append(fams, positionFamilies()...)
 }

@@ -104,12 +104,18 @@ var adminScrapePool = sync.Pool{New: func() any { return new(adminScrape) }}
 func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	s := m.src.Snapshot()
 	tables := []*Table{refreshTable(s), requestErrorTable(s), disagreementTable(s), topicMinISRTable(s), brokerTable(s)}
+	if s.Groups != nil {
+		tables = append(tables, groupTables(s)...)
+	}
 	if !m.partitionLabels {
 		return append(tables, m.rollup(s)), nil
 	}
 	sc := adminScrapePool.Get().(*adminScrape)
 	sc.s, sc.listed, sc.ranked = s, false, false
 	tables = append(tables, sc.orderedPartitionTable(), sc.lagTable(), sc.stallTable())
+	if s.Groups != nil {
+		tables = append(tables, groupPartitionTable(s))
+	}
 	return tables, func() {
 		sc.s = nil
 		clear(sc.parts) // drop the pointers into the snapshot
@@ -163,16 +169,33 @@ func refreshTable(s *admin.Snapshot) *Table {
 	}}
 }
 
-// requestErrorTable lists every request, with zero before its first error.
+// requestErrorTable lists every request, with zero before its first error;
+// the consumer-group requests only while groups are read.
 func requestErrorTable(s *admin.Snapshot) *Table {
+	n := int(admin.NumRequests)
+	requests := allRequests[:]
+	if s.Groups == nil {
+		requests, n = withoutGroupRequests, len(withoutGroupRequests)
+	}
 	return &Table{
-		Rows:   int(admin.NumRequests),
-		Labels: func(row int, values []string) { values[0] = admin.Request(row).String() },
+		Rows:   n,
+		Labels: func(row int, values []string) { values[0] = requests[row].String() },
 		Columns: []Column{
-			{requestErrorsFamily, func(row int) (float64, bool) { return float64(s.RequestErrors[row]), true }},
+			{requestErrorsFamily, func(row int) (float64, bool) { return float64(s.RequestErrors[requests[row]]), true }},
 		},
 	}
 }
+
+// allRequests and withoutGroupRequests are the rows of requestErrorTable.
+var allRequests, withoutGroupRequests = func() (all [admin.NumRequests]admin.Request, without []admin.Request) {
+	for r := range admin.NumRequests {
+		all[r] = r
+		if !r.ConsumerGroups() {
+			without = append(without, r)
+		}
+	}
+	return all, without
+}()
 
 // disagreementTable lists every field, with zero before its first disagreement.
 func disagreementTable(s *admin.Snapshot) *Table {

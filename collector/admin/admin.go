@@ -64,6 +64,7 @@ func New(cfg *Config, opts Options) *Poller {
 	ec.Tokens.SetLogger(logger) // nil-safe; sarama's provider shares this source
 	p.pool = newBrokerPool(sc)
 	p.elr = newELRReader(ec, logger)
+	p.groups = newGroupCollector(&cfg.Groups, logger)
 	p.level = newLogLevelRaise(cfg.PartitionLogLevel, p.pool, cfg.RequestTimeout, logger)
 	return p
 }

@@ -25,6 +25,7 @@ type builder struct {
 	logger        *slog.Logger
 	gen           uint64 // refresh generation, for the tracker's pruning
 	disagreements [NumFields]uint64
+	history       *hwHistory // the HW readings behind lag in seconds; nil unless consumer groups are read
 }
 
 func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
@@ -34,6 +35,7 @@ func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
 		minISR:      make(map[string]int),
 		leaderScope: cfg.Scope == ScopeLeader,
 		logger:      logger,
+		history:     newGroupHistory(cfg),
 	}
 }
 
@@ -44,6 +46,7 @@ func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
 func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snapshot {
 	b.gen++
 	defer b.tracker.forget(b.gen)
+	defer b.history.forget(b.gen)
 	for t, v := range got.minISR {
 		b.minISR[t] = v
 	}
@@ -105,11 +108,15 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 					"leader_epoch_before", hw.prevEpoch, "leader_epoch_after", epoch)
 			}
 			hwKnown = true
+			if pp.export {
+				b.history.observe(pp.key, pp.topicID, ans.offset, now, b.gen)
+			}
 		} else {
 			// The leader did not answer (or there is none): the HW is
 			// unknown, not the last one read, which could be stale for
 			// ever; its history stays for when the leader answers again.
 			b.tracker.touch(pp.key, b.gen)
+			b.history.touch(pp.key, b.gen)
 			hw.lastAdvance, hw.regressions, _ = b.tracker.lastAdvance(pp.key, pp.topicID)
 		}
 		if !pp.export {
@@ -172,6 +179,7 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 		slices.SortFunc(snap.Topics[i].Partitions, func(x, y Partition) int { return cmp.Compare(x.Partition, y.Partition) })
 	}
 	slices.SortFunc(snap.Topics, func(x, y Topic) int { return strings.Compare(x.Name, y.Name) })
+	b.buildGroups(snap, p, got.groups, now)
 	return snap
 }
 

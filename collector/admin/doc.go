@@ -2,7 +2,8 @@
 // result as plain data. It owns the admin half of the sidecar: its flags
 // (Config, with TLS and SASL), the connections to the brokers, the refresh
 // that asks Metadata, DescribeConfigs and ListOffsets of each broker, plus
-// each partition's ELR (package elr) and the reassignments in progress, the
+// each partition's ELR (package elr), the reassignments in progress and,
+// opt-in, the consumer groups' committed offsets (fetch_groups.go), the
 // high-watermark history that stall and regression detection need, the join
 // with this broker's log-derived state (LogStore, the one way into the log
 // half), and the opt-in switch of the broker's partition logger. It exports
@@ -15,9 +16,12 @@
 // Each file uses only the files listed before it:
 //
 //	snapshot.go      the result: Snapshot, Topic, Partition
+//	snapshot_groups.go  the result's consumer groups
 //	track.go         the high-watermark history (stall, regression)
+//	hwhistory.go     the high-watermark readings behind lag in seconds
 //	logstore.go      LogStore and the join of Metadata with the log's view
 //	scram.go         SCRAM for sarama
+//	groups_config.go the consumer-group flags
 //	config.go        the flags and the client configurations
 //	brokers.go       one connection per broker, a request with a deadline
 //	round.go         one refresh's dealings with the brokers
@@ -27,6 +31,7 @@
 //	fetch_*.go       stage 3: one fetcher per read, each with its requests
 //	fetch.go         stage 3: the fetchers, run concurrently
 //	build.go         stage 4: the snapshot
+//	build_groups.go  stage 4: the consumer groups of the snapshot
 //	refresh.go       one refresh: the stages in order
 //	admin.go         the Poller: Run, Snapshot
 package admin

@@ -19,10 +19,11 @@ type fetched struct {
 	minISR   map[string]int // fetch_minisr.go; nil when DescribeConfigs failed
 	elr      *elr.Result    // fetch_elr.go; nil: no ELR series this refresh
 	reassign reassignments  // fetch_reassign.go; nil when ListPartitionReassignments failed
+	groups   []groupRead    // fetch_groups.go; nil when the collector is off
 }
 
 // fetch runs every fetcher on the plan and waits for all of them.
-func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader) *fetched {
+func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader, groups *groupCollector) *fetched {
 	var (
 		got fetched
 		wg  sync.WaitGroup
@@ -31,6 +32,7 @@ func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader)
 	wg.Go(func() { got.minISR = fetchMinISR(ctx, r, p) })
 	wg.Go(func() { got.elr = fetchELR(ctx, r, p, elrReader) })
 	wg.Go(func() { got.reassign = fetchReassignments(ctx, r, p) })
+	wg.Go(func() { got.groups = groups.fetch(ctx, r, p) })
 	wg.Wait()
 	return &got
 }

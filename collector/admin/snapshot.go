@@ -13,6 +13,9 @@ const (
 	RequestAlterLogLevel
 	RequestDescribeTopicPartitions
 	RequestListPartitionReassignments
+	RequestListGroups
+	RequestDescribeGroups
+	RequestOffsetFetch
 	NumRequests
 )
 
@@ -25,9 +28,17 @@ var requestNames = [NumRequests]string{
 
 	RequestDescribeTopicPartitions:    "describe_topic_partitions",
 	RequestListPartitionReassignments: "list_partition_reassignments",
+	RequestListGroups:                 "list_groups",
+	RequestDescribeGroups:             "describe_groups",
+	RequestOffsetFetch:                "offset_fetch",
 }
 
 func (r Request) String() string { return requestNames[r] }
+
+// ConsumerGroups reports a request only the consumer-group collector sends.
+func (r Request) ConsumerGroups() bool {
+	return r == RequestListGroups || r == RequestDescribeGroups || r == RequestOffsetFetch
+}
 
 // Field names a partition field the admin API and the broker's logs can
 // disagree on.
@@ -83,6 +94,9 @@ type Snapshot struct {
 	Brokers []BrokerStatus
 	// Topics are the exported topics, sorted by name.
 	Topics []Topic
+	// Groups are the consumer groups read (--collector.consumer-groups),
+	// sorted by name; nil when the collector is off (snapshot_groups.go).
+	Groups []ConsumerGroup
 }
 
 // BrokerStatus says whether a broker answered every request of the refresh
