@@ -67,7 +67,7 @@ func Families() []*Family {
 		upFamily, lastRefreshFamily, refreshDurationFamily,
 		requestErrorsFamily, disagreementsFamily, topicMinISRFamily, brokerResponsiveFamily,
 		replicasFamily, isrFamily, minISRFamily, underReplicatedFamily, underMinISRFamily, atMinISRFamily, headroomFamily,
-		leaderFamily, leaderEpochFamily, hwFamily, leoFamily, stalledFamily, lastAdvanceFamily, regressionsFamily,
+		leaderFamily, leaderEpochFamily, hwFamily, leoFamily, lsoFamily, stalledFamily, lastAdvanceFamily, regressionsFamily,
 		elrFamily, lastKnownELRFamily, reassigningFamily, reassignAddingFamily, reassignRemovingFamily, urpByMoveFamily,
 		replicaLagFamily, stallCauseFamily,
 	)

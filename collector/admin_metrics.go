@@ -51,6 +51,7 @@ var partitionColumns = []rowColumn[*admin.Partition]{
 	{hwFamily, func(p *admin.Partition) (float64, bool) { return float64(p.HW), p.HWKnown }},
 	{lastAdvanceFamily, func(p *admin.Partition) (float64, bool) { return unixSeconds(p.LastAdvance), p.HWKnown }},
 	{leoFamily, func(p *admin.Partition) (float64, bool) { return float64(p.LEO), p.LEOKnown }},
+	{lsoFamily, func(p *admin.Partition) (float64, bool) { return float64(p.LSO), p.LSOKnown }},
 	{stalledFamily, func(p *admin.Partition) (float64, bool) { return b2f(p.Stalled), p.HWKnown && p.LEOKnown }},
 	{regressionsFamily, func(p *admin.Partition) (float64, bool) { return float64(p.Regressions), true }},
 	{elrFamily, func(p *admin.Partition) (float64, bool) { return float64(p.ELR), p.ELRKnown }},
@@ -169,16 +170,12 @@ func refreshTable(s *admin.Snapshot) *Table {
 	}}
 }
 
-// requestErrorTable lists every request, with zero before its first error;
-// the consumer-group requests only while groups are read.
+// requestErrorTable lists every request the poller sends, with zero before
+// its first error.
 func requestErrorTable(s *admin.Snapshot) *Table {
-	n := int(admin.NumRequests)
-	requests := allRequests[:]
-	if s.Groups == nil {
-		requests, n = withoutGroupRequests, len(withoutGroupRequests)
-	}
+	requests := requestsSent(s)
 	return &Table{
-		Rows:   n,
+		Rows:   len(requests),
 		Labels: func(row int, values []string) { values[0] = requests[row].String() },
 		Columns: []Column{
 			{requestErrorsFamily, func(row int) (float64, bool) { return float64(s.RequestErrors[requests[row]]), true }},
@@ -186,15 +183,30 @@ func requestErrorTable(s *admin.Snapshot) *Table {
 	}
 }
 
-// allRequests and withoutGroupRequests are the rows of requestErrorTable.
-var allRequests, withoutGroupRequests = func() (all [admin.NumRequests]admin.Request, without []admin.Request) {
+// requestsSent are the requests s's poller sends: every one but the opt-in
+// reads that are off.
+func requestsSent(s *admin.Snapshot) []admin.Request {
+	if s.Sent == defaultRequestsSent {
+		return defaultRequests // the usual case, without an allocation
+	}
+	var out []admin.Request
 	for r := range admin.NumRequests {
-		all[r] = r
-		if !r.ConsumerGroups() {
-			without = append(without, r)
+		if s.Sent[r] || !r.OptIn() {
+			out = append(out, r)
 		}
 	}
-	return all, without
+	return out
+}
+
+// defaultRequests are the requests sent with every opt-in read off.
+var defaultRequests, defaultRequestsSent = func() (out []admin.Request, sent [admin.NumRequests]bool) {
+	for r := range admin.NumRequests {
+		if !r.OptIn() {
+			out = append(out, r)
+			sent[r] = true
+		}
+	}
+	return out, sent
 }()
 
 // disagreementTable lists every field, with zero before its first disagreement.

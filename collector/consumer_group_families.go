@@ -1,8 +1,8 @@
 package collector
 
-// The consumer-group families (--collector.consumer-groups): what the
-// poller's snapshot says of each group read (collector/admin,
-// fetch_groups.go). Their values are read in consumer_group_metrics.go.
+// The consumer-side families: the consumer groups (--collector.consumer-groups,
+// collector/admin fetch_groups.go), read in consumer_group_metrics.go, and
+// the last stable offset (--collector.last-stable-offset, fetch_lso.go).
 
 // groupPartitionLabels label the per group and partition families.
 var groupPartitionLabels = []string{"group", "partition", "topic"}
@@ -40,6 +40,13 @@ var (
 		Gauge, groupPartitionLabels...).
 		withDoc("Interpolated between the last 64 distinct high watermarks read; see the README for its error bounds.")
 )
+
+// lsoFamily is a partition family (partitionColumns), read only with
+// --collector.last-stable-offset.
+var lsoFamily = newFamily("partition_last_stable_offset",
+	"Last stable offset of the partition (ListOffsets LATEST, read_committed, sent to the leader): how far read_committed consumers can read.",
+	Gauge, partitionLabels...).
+	withDoc("With --collector.last-stable-offset; absent when the leader did not answer the last refresh. Below the high watermark while a transaction is open.")
 
 // consumerGroupFamilies are the consumer-group families, for the README.
 func consumerGroupFamilies() []*Family {

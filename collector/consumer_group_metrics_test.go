@@ -12,6 +12,9 @@ import (
 // counters only while groups are read.
 func TestConsumerGroupOutput(t *testing.T) {
 	s := adminSnapshot()
+	for r := range admin.NumRequests {
+		s.Sent[r] = true
+	}
 	s.Groups = []admin.ConsumerGroup{
 		{Name: "audit", State: "Stable", Members: 2, Partitions: []admin.GroupPartition{
 			{Topic: "orders", Partition: 10, Committed: 7, HWKnown: true, LagToHW: 3, AboveHWKnown: true, LagSeconds: 1.5, LagSecondsKnown: true},

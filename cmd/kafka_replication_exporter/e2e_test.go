@@ -223,7 +223,7 @@ func filterExposition(t *testing.T, r io.Reader) string {
 func TestEndToEndScrape(t *testing.T) {
 	// A second refresh a second later sees orders/0 stalled. The position
 	// file adds its own families.
-	sc, s := startFixtureSidecar(t, fakeCluster(t), "--kafka.refresh-interval=1s", "--stall.threshold=1ms", "--collector.consumer-groups",
+	sc, s := startFixtureSidecar(t, fakeCluster(t), "--kafka.refresh-interval=1s", "--stall.threshold=1ms", "--collector.consumer-groups", "--collector.last-stable-offset",
 		"--log.position-file="+filepath.Join(t.TempDir(), "positions.json"))
 	t.Cleanup(sc.close)
 	waitFor(t, "a stalled high watermark", 20*time.Second, func() bool {

@@ -171,6 +171,9 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 			s.Stalled, s.StallCause = true, b.stallCause(&s)
 		}
 		s.setELR(got.elr)
+		if got.lso != nil && got.lso[i].ok {
+			s.LSO, s.LSOKnown = got.lso[i].offset, true
+		}
 		s.setReassignment(got.reassign, p.outOfISR[int32(i)])
 		ts.Partitions = append(ts.Partitions, s)
 	}

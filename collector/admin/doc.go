@@ -21,7 +21,7 @@
 //	hwhistory.go     the high-watermark readings behind lag in seconds
 //	logstore.go      LogStore and the join of Metadata with the log's view
 //	scram.go         SCRAM for sarama
-//	groups_config.go the consumer-group flags
+//	groups_config.go the consumer-side flags (groups, last stable offset)
 //	config.go        the flags and the client configurations
 //	brokers.go       one connection per broker, a request with a deadline
 //	round.go         one refresh's dealings with the brokers

@@ -8,14 +8,16 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 )
 
-// GroupsConfig is the consumer-group collector's flags (fetch_groups.go):
-// off by default, because reading every group's committed offsets is a
-// request per coordinator and group that a replication sidecar does not
+// GroupsConfig is the flags of the consumer-side reads: the consumer
+// groups (fetch_groups.go) and the last stable offset (fetch_lso.go). Both
+// are off by default: they are requests a replication sidecar does not
 // otherwise make.
 type GroupsConfig struct {
 	Enabled bool
 	Include string // anchored regular expression of groups to read
 	Exclude string // anchored regular expression of groups to skip; "" = none
+	// LastStableOffset: read each exported partition's LSO.
+	LastStableOffset bool
 }
 
 // addGroupFlags registers the consumer-group flags on cmd.
@@ -25,6 +27,9 @@ func addGroupFlags(cmd *kingpin.CmdClause, c *GroupsConfig) {
 			"to the high watermark and whether replication starves it.").
 		Default("false").BoolVar(&c.Enabled)
 	cmd.Flag("collector.consumer-groups.include", "Regular expression of consumer groups to read (anchored).").Default(".*").StringVar(&c.Include)
+	cmd.Flag("collector.last-stable-offset",
+		"Read the last stable offset of every exported partition (ListOffsets read_committed to each leader): how far read_committed consumers can read.").
+		Default("false").BoolVar(&c.LastStableOffset)
 	cmd.Flag("collector.consumer-groups.exclude", "Regular expression of consumer groups not to read (anchored).").Default("").StringVar(&c.Exclude)
 }
 

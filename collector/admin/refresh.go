@@ -59,7 +59,7 @@ func (f *refresher) refresh(ctx context.Context, last *Snapshot) *Snapshot {
 	f.build.join.retain(existing(md, f.brokerID))
 
 	p := plan(md, f.brokers, f.brokerID, f.cfg.Scope == ScopeCluster, f.filter)
-	got := fetch(ctx, r, &p, f.elr, f.groups)
+	got := fetch(ctx, r, &p, f.elr, f.groups, f.cfg.Groups.LastStableOffset)
 	snap := f.build.build(&p, got, mdAt, f.now())
 	snap.Up = true
 	snap.LastSuccess = mdAt

@@ -16,6 +16,7 @@ const (
 	RequestListGroups
 	RequestDescribeGroups
 	RequestOffsetFetch
+	RequestListOffsetsLSO
 	NumRequests
 )
 
@@ -31,13 +32,15 @@ var requestNames = [NumRequests]string{
 	RequestListGroups:                 "list_groups",
 	RequestDescribeGroups:             "describe_groups",
 	RequestOffsetFetch:                "offset_fetch",
+	RequestListOffsetsLSO:             "list_offsets_lso",
 }
 
 func (r Request) String() string { return requestNames[r] }
 
-// ConsumerGroups reports a request only the consumer-group collector sends.
-func (r Request) ConsumerGroups() bool {
-	return r == RequestListGroups || r == RequestDescribeGroups || r == RequestOffsetFetch
+// OptIn reports a request only an opt-in read sends (consumer groups, the
+// last stable offset): its error counter is exported only while it is on.
+func (r Request) OptIn() bool {
+	return r == RequestListGroups || r == RequestDescribeGroups || r == RequestOffsetFetch || r == RequestListOffsetsLSO
 }
 
 // Field names a partition field the admin API and the broker's logs can
@@ -87,6 +90,9 @@ type Snapshot struct {
 	Duration    time.Duration // wall time of the last refresh
 	// RequestErrors counts failed requests since start, by Request.
 	RequestErrors [NumRequests]uint64
+	// Sent says which requests this poller sends (the opt-in ones only
+	// while their read is on).
+	Sent [NumRequests]bool
 	// Disagreements counts new disagreements between the admin API and the
 	// broker's logs since start, by Field.
 	Disagreements [NumFields]uint64
@@ -127,6 +133,8 @@ type Partition struct {
 	HWKnown     bool  // the leader answered in this refresh
 	LEO         int64 // the leader's log end offset
 	LEOKnown    bool
+	LSO         int64 // last stable offset (--collector.last-stable-offset)
+	LSOKnown    bool
 	LastAdvance time.Time // when the HW last moved; zero = no HW reading yet
 	Regressions uint64    // HW decreases seen for this topic id
 	// Stalled: the LEO is ahead of the HW and no reading for the stall
