@@ -9,6 +9,20 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
+// caughtUp reports a group that keeps up with the partition: its committed
+// offset is at the HW, or within the HW's last advance. The second matters
+// for a stall: while the HW stands still the offsets topic is often under
+// min ISR too (the same followers host it), so the group's last commits
+// fail and its committed offset stays a few records behind the HW it has
+// read up to.
+func (b *builder) caughtUp(k logparse.PartitionKey, committed, hw int64) bool {
+	if committed >= hw {
+		return true
+	}
+	prev, ok := b.history.lastStep(k)
+	return ok && committed >= prev && prev < hw
+}
+
 // buildGroups adds the consumer groups the refresh read to snap, whose
 // partitions are built and sorted: each group's committed offsets on the
 // exported partitions, split against the partition's HW and LEO.
@@ -39,7 +53,7 @@ func (b *builder) buildGroups(snap *Snapshot, p *refreshPlan, reads []groupRead,
 			}
 			if s.HWKnown && s.LEOKnown {
 				gp.AboveHWKnown, gp.AboveHW = true, max(s.LEO-s.HW, 0)
-				gp.StarvedByReplication = s.Stalled && gp.LagToHW == 0
+				gp.StarvedByReplication = s.Stalled && b.caughtUp(key, o.committed, s.HW)
 			}
 			cg.Partitions = append(cg.Partitions, gp)
 		}

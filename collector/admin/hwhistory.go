@@ -133,6 +133,19 @@ func (h *hwHistory) lagSeconds(k logparse.PartitionKey, committed int64, now tim
 	return max(float64(t)-when, 0) / 1e9, true
 }
 
+// lastStep returns the HW read before the last one, the bottom of the HW's
+// last advance; ok is false while the history holds a single HW.
+func (h *hwHistory) lastStep(k logparse.PartitionKey) (int64, bool) {
+	if h == nil {
+		return 0, false
+	}
+	r, ok := h.parts[k]
+	if !ok || r.n < 2 {
+		return 0, false
+	}
+	return r.s[(r.head+r.n-2)%len(r.s)].offset, true
+}
+
 func seconds(ns int64) float64 { return max(float64(ns), 0) / 1e9 }
 
 // newGroupHistory is the HW history when consumer groups are read, else nil.

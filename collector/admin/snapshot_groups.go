@@ -26,7 +26,8 @@ type GroupPartition struct {
 	// can read yet (replication's share). Valid when AboveHWKnown.
 	AboveHW      int64
 	AboveHWKnown bool
-	// StarvedByReplication: the group is caught up to the HW while the
+	// StarvedByReplication: the group is caught up to the HW (its committed
+	// offset at the HW, or within the HW's last advance) while the
 	// partition's HW is stalled with records above it (Partition.Stalled).
 	StarvedByReplication bool
 	// LagSeconds is now minus the time the HW was at the committed offset,
