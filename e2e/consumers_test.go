@@ -88,11 +88,12 @@ func TestConsumersStarvedByReplication(t *testing.T) {
 	defer func() { _ = c.ResumeNode(2); _ = c.ResumeNode(3) }()
 	// ISR shrink after replica.lag.time.max.ms (5s), then the stall
 	// threshold, then one refresh (2s) and a scrape.
-	var above float64
+	var above, lagToHW float64
 	took := s.eventually(ctx, 5*time.Second+threshold+15*time.Second, "the group starved by replication", func(m map[int32]stack.Metrics) string {
 		above, _ = m[1].Value("kafka_replication_consumer_group_records_above_high_watermark", gp)
 		stalled, _ := m[1].Value("kafka_replication_partition_high_watermark_stalled", part(topic, 0))
 		lag, _ := m[1].Value("kafka_replication_consumer_group_lag_to_high_watermark", gp)
+		lagToHW = lag
 		committed, _ := m[1].Value("kafka_replication_consumer_group_committed_offset", gp)
 		hw, _ := m[1].Value("kafka_replication_partition_high_watermark", part(topic, 0))
 		isr, _ := m[1].Value("kafka_replication_partition_in_sync_replicas", part(topic, 0))
@@ -105,8 +106,8 @@ func TestConsumersStarvedByReplication(t *testing.T) {
 		}
 		return fmt.Sprintf("[stalled %v isr %v hw %v committed %v lag %v above %v] %s", stalled, isr, hw, committed, lag, above, bad)
 	})
-	t.Logf("Kafka %s: starved by replication %v after freezing both followers (stall threshold %v); %v records above the HW",
-		c.Version(), took.Round(time.Second), threshold, above)
+	t.Logf("Kafka %s: starved by replication %v after freezing both followers (stall threshold %v); lag to the HW %v, %v records above the HW",
+		c.Version(), took.Round(time.Second), threshold, lagToHW, above)
 	s.eventually(ctx, 10*time.Second, "the records above the HW growing", func(m map[int32]stack.Metrics) string {
 		if v, _ := m[1].Value("kafka_replication_consumer_group_records_above_high_watermark", gp); v <= above {
 			return fmt.Sprintf("records above the HW %v, was %v", v, above)
