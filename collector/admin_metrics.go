@@ -51,7 +51,6 @@ var partitionColumns = []rowColumn[*admin.Partition]{
 	{hwFamily, func(p *admin.Partition) (float64, bool) { return float64(p.HW), p.HWKnown }},
 	{lastAdvanceFamily, func(p *admin.Partition) (float64, bool) { return unixSeconds(p.LastAdvance), p.HWKnown }},
 	{leoFamily, func(p *admin.Partition) (float64, bool) { return float64(p.LEO), p.LEOKnown }},
-	{lsoFamily, func(p *admin.Partition) (float64, bool) { return float64(p.LSO), p.LSOKnown }},
 	{stalledFamily, func(p *admin.Partition) (float64, bool) { return b2f(p.Stalled), p.HWKnown && p.LEOKnown }},
 	{regressionsFamily, func(p *admin.Partition) (float64, bool) { return float64(p.Regressions), true }},
 	{elrFamily, func(p *admin.Partition) (float64, bool) { return float64(p.ELR), p.ELRKnown }},
@@ -116,6 +115,9 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	tables = append(tables, sc.orderedPartitionTable(), sc.lagTable(), sc.stallTable())
 	if s.Groups != nil {
 		tables = append(tables, groupPartitionTable(s))
+	}
+	if s.StableOffsets != nil {
+		tables = append(tables, stableOffsetTable(s))
 	}
 	return tables, func() {
 		sc.s = nil

@@ -42,8 +42,8 @@ var (
 		withDoc("Interpolated between the last 64 distinct high watermarks read; see the README for its error bounds.")
 )
 
-// lsoFamily is a partition family (partitionColumns), read only with
-// --collector.last-stable-offset.
+// lsoFamily is a partition family of its own table (stableOffsetTable),
+// read only with --collector.last-stable-offset.
 var lsoFamily = newFamily("partition_last_stable_offset",
 	"Last stable offset of the partition (ListOffsets LATEST, read_committed, sent to the leader): how far read_committed consumers can read.",
 	Gauge, partitionLabels...).

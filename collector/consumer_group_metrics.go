@@ -37,6 +37,22 @@ func groupTables(s *admin.Snapshot) []*Table {
 	}}
 }
 
+// stableOffsetTable has a row per exported partition whose LSO was read, in
+// series order: partition, topic.
+func stableOffsetTable(s *admin.Snapshot) *Table {
+	type row struct {
+		o  *admin.StableOffset
+		id string
+	}
+	rows := make([]row, len(s.StableOffsets))
+	for i := range s.StableOffsets {
+		rows[i] = row{&s.StableOffsets[i], idLabel(s.StableOffsets[i].Partition)}
+	}
+	slices.SortStableFunc(rows, func(x, y row) int { return strings.Compare(x.id, y.id) })
+	return rowTable(rows, func(r row, values []string) { values[0], values[1] = r.id, r.o.Topic },
+		[]rowColumn[row]{{lsoFamily, func(r row) (float64, bool) { return float64(r.o.LSO), true }}})
+}
+
 // groupPartitionRow is one group's position on one partition.
 type groupPartitionRow struct {
 	group string

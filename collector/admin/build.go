@@ -171,9 +171,6 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 			s.Stalled, s.StallCause = true, b.stallCause(&s)
 		}
 		s.setELR(got.elr)
-		if got.lso != nil && got.lso[i].ok {
-			s.LSO, s.LSOKnown = got.lso[i].offset, true
-		}
 		s.setReassignment(got.reassign, p.outOfISR[int32(i)])
 		ts.Partitions = append(ts.Partitions, s)
 	}
@@ -182,6 +179,7 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 		slices.SortFunc(snap.Topics[i].Partitions, func(x, y Partition) int { return cmp.Compare(x.Partition, y.Partition) })
 	}
 	slices.SortFunc(snap.Topics, func(x, y Topic) int { return strings.Compare(x.Name, y.Name) })
+	snap.StableOffsets = stableOffsets(p, got.lso)
 	b.buildGroups(snap, p, got.groups, now)
 	return snap
 }

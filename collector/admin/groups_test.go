@@ -192,3 +192,26 @@ func TestGroupsStarvedWithinLastStep(t *testing.T) {
 	expect(t, "stalled at 50 after 40", groupTable(a.Snapshot()),
 		"behind(Empty,0): orders/0=30 20 10 false 240 | keeps-up(Empty,0): orders/0=45 5 10 true 180")
 }
+
+// TestGroupsDroppedWithTheTopics: without a successful refresh for the
+// grace period, the groups' series go with the partitions'.
+func TestGroupsDroppedWithTheTopics(t *testing.T) {
+	f := fakekafka.New(t)
+	f.CreateTopic("orders", nil, 0)
+	commit(t, f, "billing", map[logparse.PartitionKey]int64{key("orders", 0): 1})
+	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, func(c *Config) {
+		withGroups(".*", "")(c)
+		c.Groups.LastStableOffset = true
+		c.RequestTimeout = 500 * time.Millisecond
+	})
+	a.refresh(context.Background())
+	if s := a.Snapshot(); len(s.Groups) != 1 || len(s.StableOffsets) != 1 {
+		t.Fatalf("want billing and one LSO, got %s and %v", groupTable(s), s.StableOffsets)
+	}
+	f.C.Close()
+	clock.Advance(time.Minute)
+	a.refresh(context.Background())
+	if s := a.Snapshot(); s.Up || s.Topics != nil || s.Groups != nil || s.StableOffsets != nil {
+		t.Errorf("want up 0 and no partitions, groups or LSOs after the grace, got up %v, %d topics, %s, %v", s.Up, len(s.Topics), groupTable(s), s.StableOffsets)
+	}
+}

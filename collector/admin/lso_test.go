@@ -28,17 +28,17 @@ func TestLastStableOffset(t *testing.T) {
 		// reads of orders/1's replicas, and the read_committed one.
 		committed := f.RequestCounts()[kmsg.ListOffsets] - 6
 		s := a.Snapshot()
-		got := table(s, func(p *Partition) any { return fmt.Sprint(p.LSO, p.LSOKnown) })
+		got := fmt.Sprint(s.StableOffsets)
 		switch {
-		case !on && (committed != 0 || got != "orders/1=0 false" || s.Sent[RequestListOffsetsLSO]):
+		case !on && (committed != 0 || s.StableOffsets != nil || s.Sent[RequestListOffsetsLSO]):
 			t.Errorf("off: want no read_committed request and no LSO, got %d requests and %s", committed, got)
-		case on && (committed != 1 || got != "orders/1=50 true" || !s.Sent[RequestListOffsetsLSO]):
+		case on && (committed != 1 || got != "[{orders 1 50}]" || !s.Sent[RequestListOffsetsLSO]):
 			t.Errorf("on, leader scope of broker 1: want 1 read_committed request and orders/1=50, got %d and %s", committed, got)
 		}
 		if on {
 			a, _ = newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, func(c *Config) { c.Groups.LastStableOffset = true })
 			a.refresh(context.Background())
-			expect(t, "cluster scope", table(a.Snapshot(), func(p *Partition) any { return p.LSO }), "orders/0=40 orders/1=50 orders/2=7")
+			expect(t, "cluster scope", fmt.Sprint(a.Snapshot().StableOffsets), "[{orders 0 40} {orders 1 50} {orders 2 7}]")
 		}
 	}
 }

@@ -99,6 +99,7 @@ func (f *refresher) failed(last *Snapshot, started time.Time, brokers []BrokerSt
 		f.logger.Warn("No successful Kafka admin refresh for a while; dropping the partition series until one succeeds",
 			"last_success", next.LastSuccess, "grace", f.staleAfter())
 		next.Topics = nil
+		next.Groups, next.StableOffsets = nil, nil // their partitions go with the topics
 	}
 	return &next
 }

@@ -100,6 +100,11 @@ type Snapshot struct {
 	Brokers []BrokerStatus
 	// Topics are the exported topics, sorted by name.
 	Topics []Topic
+	// StableOffsets are the last stable offsets read
+	// (--collector.last-stable-offset), sorted by topic, then partition;
+	// nil when the read is off. Kept out of Partition so that the read
+	// costs nothing when it is off.
+	StableOffsets []StableOffset
 	// Groups are the consumer groups read (--collector.consumer-groups),
 	// sorted by name; nil when the collector is off (snapshot_groups.go).
 	Groups []ConsumerGroup
@@ -133,8 +138,6 @@ type Partition struct {
 	HWKnown     bool  // the leader answered in this refresh
 	LEO         int64 // the leader's log end offset
 	LEOKnown    bool
-	LSO         int64 // last stable offset (--collector.last-stable-offset)
-	LSOKnown    bool
 	LastAdvance time.Time // when the HW last moved; zero = no HW reading yet
 	Regressions uint64    // HW decreases seen for this topic id
 	// Stalled: the LEO is ahead of the HW and no reading for the stall

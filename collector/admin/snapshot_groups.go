@@ -1,5 +1,13 @@
 package admin
 
+// StableOffset is one exported partition's last stable offset: how far
+// read_committed consumers can read.
+type StableOffset struct {
+	Topic     string
+	Partition int32
+	LSO       int64
+}
+
 // ConsumerGroup is one consumer group read by the consumer-group collector
 // (--collector.consumer-groups).
 type ConsumerGroup struct {
