@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -81,7 +82,10 @@ func (g *groupCollector) fetch(ctx context.Context, r *round, p *refreshPlan) []
 			ctx, cancel := r.deadline(ctx, id)
 			defer cancel()
 			got, err := r.pool.readGroups(ctx, addr, filter, exportedAt)
-			r.record(id, err == nil)
+			// A broker that answered with an error code (say, not
+			// authorised) answered: only silence makes it unresponsive.
+			var kerr sarama.KError
+			r.record(id, err == nil || errors.As(err, &kerr))
 			if err != nil {
 				r.fail(err.kind, id, err)
 			}

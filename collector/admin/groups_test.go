@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
@@ -213,5 +214,30 @@ func TestGroupsDroppedWithTheTopics(t *testing.T) {
 	a.refresh(context.Background())
 	if s := a.Snapshot(); s.Up || s.Topics != nil || s.Groups != nil || s.StableOffsets != nil {
 		t.Errorf("want up 0 and no partitions, groups or LSOs after the grace, got up %v, %d topics, %s, %v", s.Up, len(s.Topics), groupTable(s), s.StableOffsets)
+	}
+}
+
+// TestGroupsErrorCodeIsAnAnswer: a ListGroups refused with an error code
+// counts as a request error, and the broker stays responsive.
+func TestGroupsErrorCodeIsAnAnswer(t *testing.T) {
+	f := fakekafka.New(t)
+	f.CreateTopic("orders", nil, 0)
+	f.C.ControlKey(int16(kmsg.ListGroups), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		f.C.KeepControl()
+		resp := kreq.ResponseKind().(*kmsg.ListGroupsResponse)
+		resp.Version = kreq.GetVersion()
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil, true
+	})
+	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, withGroups(".*", ""))
+	a.refresh(context.Background())
+	s := a.Snapshot()
+	if s.RequestErrors[RequestListGroups] != 3 || len(s.Groups) != 0 || s.Groups == nil {
+		t.Errorf("want 3 list_groups errors and no group, got %d and %s", s.RequestErrors[RequestListGroups], groupTable(s))
+	}
+	for _, b := range s.Brokers {
+		if !b.Responsive {
+			t.Errorf("broker %d: want responsive (it answered, with an error code)", b.ID)
+		}
 	}
 }
