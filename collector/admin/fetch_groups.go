@@ -83,7 +83,7 @@ func (g *groupCollector) fetch(ctx context.Context, r *round, p *refreshPlan) []
 			defer cancel()
 			got, err := r.pool.readGroups(ctx, addr, filter, exportedAt)
 			// A broker that answered with an error code (say, not
-			// authorised) answered: only silence makes it unresponsive.
+			// authorized) answered: only silence makes it unresponsive.
 			var kerr sarama.KError
 			r.record(id, err == nil || errors.As(err, &kerr))
 			if err != nil {
