@@ -67,11 +67,12 @@ func Families() []*Family {
 		upFamily, lastRefreshFamily, refreshDurationFamily,
 		requestErrorsFamily, disagreementsFamily, topicMinISRFamily, brokerResponsiveFamily,
 		replicasFamily, isrFamily, minISRFamily, underReplicatedFamily, underMinISRFamily, atMinISRFamily, headroomFamily,
-		leaderFamily, leaderEpochFamily, hwFamily, leoFamily, stalledFamily, lastAdvanceFamily, regressionsFamily,
+		leaderFamily, leaderEpochFamily, hwFamily, leoFamily, lsoFamily, stalledFamily, lastAdvanceFamily, regressionsFamily,
 		elrFamily, lastKnownELRFamily, reassigningFamily, reassignAddingFamily, reassignRemovingFamily, urpByMoveFamily,
 		replicaLagFamily, stallCauseFamily,
 	)
 	fams = append(fams, adminUnusableFamilies()...)
+	fams = append(fams, consumerGroupFamilies()...)
 	return append(fams, positionFamilies()...)
 }
 

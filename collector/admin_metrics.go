@@ -105,12 +105,21 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	s := m.src.Snapshot()
 	tables := []*Table{refreshTable(s), requestErrorTable(s), disagreementTable(s), topicMinISRTable(s), brokerTable(s)}
 	tables = append(tables, unusableTables(s)...)
+	if s.Groups != nil {
+		tables = append(tables, groupTables(s)...)
+	}
 	if !m.partitionLabels {
 		return append(tables, m.rollup(s)), nil
 	}
 	sc := adminScrapePool.Get().(*adminScrape)
 	sc.s, sc.listed, sc.ranked = s, false, false
 	tables = append(tables, sc.orderedPartitionTable(), sc.lagTable(), sc.stallTable())
+	if s.Groups != nil {
+		tables = append(tables, groupPartitionTable(s))
+	}
+	if s.StableOffsets != nil {
+		tables = append(tables, stableOffsetTable(s))
+	}
 	return tables, func() {
 		sc.s = nil
 		clear(sc.parts) // drop the pointers into the snapshot
@@ -164,16 +173,44 @@ func refreshTable(s *admin.Snapshot) *Table {
 	}}
 }
 
-// requestErrorTable lists every request, with zero before its first error.
+// requestErrorTable lists every request the poller sends, with zero before
+// its first error.
 func requestErrorTable(s *admin.Snapshot) *Table {
+	requests := requestsSent(s)
 	return &Table{
-		Rows:   int(admin.NumRequests),
-		Labels: func(row int, values []string) { values[0] = admin.Request(row).String() },
+		Rows:   len(requests),
+		Labels: func(row int, values []string) { values[0] = requests[row].String() },
 		Columns: []Column{
-			{requestErrorsFamily, func(row int) (float64, bool) { return float64(s.RequestErrors[row]), true }},
+			{requestErrorsFamily, func(row int) (float64, bool) { return float64(s.RequestErrors[requests[row]]), true }},
 		},
 	}
 }
+
+// requestsSent are the requests s's poller sends: every one but the opt-in
+// reads that are off.
+func requestsSent(s *admin.Snapshot) []admin.Request {
+	if s.Sent == defaultRequestsSent {
+		return defaultRequests // the usual case, without an allocation
+	}
+	var out []admin.Request
+	for r := range admin.NumRequests {
+		if s.Sent[r] || !r.OptIn() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// defaultRequests are the requests sent with every opt-in read off.
+var defaultRequests, defaultRequestsSent = func() (out []admin.Request, sent [admin.NumRequests]bool) {
+	for r := range admin.NumRequests {
+		if !r.OptIn() {
+			out = append(out, r)
+			sent[r] = true
+		}
+	}
+	return out, sent
+}()
 
 // disagreementTable lists every field, with zero before its first disagreement.
 func disagreementTable(s *admin.Snapshot) *Table {

@@ -109,6 +109,9 @@ func fakeCluster(t *testing.T) string {
 			}
 		}
 	}
+	// The group billing has read everything it can: on orders/0, whose HW
+	// is stalled below two records, it is starved by replication.
+	commitGroup(t, addr, "billing", "orders", map[int32]int64{0: 5, 1: 3})
 	return addr
 }
 
@@ -220,10 +223,13 @@ func filterExposition(t *testing.T, r io.Reader) string {
 func TestEndToEndScrape(t *testing.T) {
 	// A second refresh a second later sees orders/0 stalled. The position
 	// file adds its own families.
-	sc, s := startFixtureSidecar(t, fakeCluster(t), "--kafka.refresh-interval=1s", "--stall.threshold=1ms",
+	sc, s := startFixtureSidecar(t, fakeCluster(t), "--kafka.refresh-interval=1s", "--stall.threshold=1ms", "--collector.consumer-groups", "--collector.last-stable-offset",
 		"--log.position-file="+filepath.Join(t.TempDir(), "positions.json"))
 	t.Cleanup(sc.close)
 	waitFor(t, "a stalled high watermark", 20*time.Second, func() bool {
+		if g := sc.admin.Snapshot().Groups; len(g) == 0 || len(g[0].Partitions) == 0 || !g[0].Partitions[0].StarvedByReplication {
+			return false
+		}
 		for _, tp := range sc.admin.Snapshot().Topics {
 			for _, p := range tp.Partitions {
 				if p.Stalled {

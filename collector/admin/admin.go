@@ -64,6 +64,7 @@ func New(cfg *Config, opts Options) *Poller {
 	ec.Tokens.SetLogger(logger) // nil-safe; sarama's provider shares this source
 	p.pool = newBrokerPool(sc)
 	p.elr = newELRReader(ec, logger)
+	p.groups = newGroupCollector(&cfg.Groups, logger)
 	p.level = newLogLevelRaise(cfg.PartitionLogLevel, p.pool, cfg.RequestTimeout, logger)
 	return p
 }
@@ -112,6 +113,7 @@ func (p *Poller) refresh(ctx context.Context) {
 		s.RequestErrors[RequestAlterLogLevel] += p.level.errors
 	}
 	s.Disagreements = p.build.disagreements
+	s.Sent = p.sent()
 	p.snap.Store(s)
 }
 
@@ -125,4 +127,17 @@ func (p *Poller) raiseLogLevel() {
 		}
 	}
 	p.level.raise(p.brokerID, p.brokers[p.brokerID], responsive)
+}
+
+// sent says which requests this poller sends: every one but the opt-in
+// reads that are off.
+func (p *Poller) sent() (out [NumRequests]bool) {
+	for r := range NumRequests {
+		out[r] = !r.OptIn()
+	}
+	if p.groups != nil {
+		out[RequestListGroups], out[RequestDescribeGroups], out[RequestOffsetFetch] = true, true, true
+	}
+	out[RequestListOffsetsLSO] = p.cfg.Groups.LastStableOffset
+	return out
 }

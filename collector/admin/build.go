@@ -26,6 +26,7 @@ type builder struct {
 	gen           uint64 // refresh generation, for the tracker's pruning
 	disagreements [NumFields]uint64
 	refused       [NumRefusals]uint64 // Metadata entries the plans left out
+	history       *hwHistory          // the HW readings behind lag in seconds; nil unless consumer groups are read
 }
 
 func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
@@ -35,6 +36,7 @@ func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
 		minISR:      minISRState{logger: logger},
 		leaderScope: cfg.Scope == ScopeLeader,
 		logger:      logger,
+		history:     newGroupHistory(cfg),
 	}
 }
 
@@ -45,6 +47,7 @@ func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
 func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snapshot {
 	b.gen++
 	defer b.tracker.forget(b.gen)
+	defer b.history.forget(b.gen)
 	b.minISR.resolve(p.configTopics, &got.minISR)
 	for r, n := range p.refused {
 		b.refused[r] += uint64(n)
@@ -108,11 +111,15 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 					"leader_epoch_before", hw.prevEpoch, "leader_epoch_after", epoch)
 			}
 			hwKnown = true
+			if pp.export {
+				b.history.observe(pp.key, pp.topicID, ans.offset, now, b.gen)
+			}
 		} else {
 			// The leader did not answer (or there is none): the HW is
 			// unknown, not the last one read, which could be stale for
 			// ever; its history stays for when the leader answers again.
 			b.tracker.touch(pp.key, b.gen)
+			b.history.touch(pp.key, b.gen)
 			hw.lastAdvance, hw.regressions, _ = b.tracker.lastAdvance(pp.key, pp.topicID)
 		}
 		if !pp.export {
@@ -176,6 +183,8 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 		slices.SortFunc(snap.Topics[i].Partitions, func(x, y Partition) int { return cmp.Compare(x.Partition, y.Partition) })
 	}
 	slices.SortFunc(snap.Topics, func(x, y Topic) int { return strings.Compare(x.Name, y.Name) })
+	snap.StableOffsets = stableOffsets(p, got.lso)
+	b.buildGroups(snap, p, got.groups, now)
 	return snap
 }
 

@@ -58,6 +58,8 @@ type Config struct {
 	// lifetime so the log half sees HW lines. Empty = every admin call is
 	// read-only.
 	PartitionLogLevel string
+
+	Groups GroupsConfig // the consumer-group collector (groups_config.go)
 }
 
 // AddFlags registers the admin-API flags on cmd.
@@ -93,6 +95,7 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 
 	cmd.Flag("kafka.partition-log-level", "Raise kafka.cluster.Partition on this broker to DEBUG or TRACE while running (restored on exit). Empty: admin calls stay read-only.").
 		Default("").EnumVar(&c.PartitionLogLevel, "", "DEBUG", "TRACE")
+	addGroupFlags(cmd, &c.Groups)
 	return c
 }
 
@@ -100,6 +103,9 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 // be read, so that a mistake stops the sidecar at start-up. Log-only mode (no
 // --kafka.server) is always valid.
 func (c *Config) Validate() error {
+	if err := c.Groups.validate(len(c.Servers) > 0); err != nil {
+		return err
+	}
 	if len(c.Servers) == 0 {
 		return nil
 	}

@@ -2,7 +2,8 @@
 // result as plain data. It owns the admin half of the sidecar: its flags
 // (Config, with TLS and SASL), the connections to the brokers, the refresh
 // that asks Metadata, DescribeConfigs and ListOffsets of each broker, plus
-// each partition's ELR (package elr) and the reassignments in progress, the
+// each partition's ELR (package elr), the reassignments in progress and,
+// opt-in, the consumer groups' committed offsets (fetch_groups.go), the
 // high-watermark history that stall and regression detection need, the join
 // with this broker's log-derived state (LogStore, the one way into the log
 // half), and the opt-in switch of the broker's partition logger. It exports
@@ -16,9 +17,12 @@
 //
 //	snapshot.go      the result: Snapshot, Topic, Partition
 //	answers.go       what could not be used: Refusal, Unusable, MinISRStatus
+//	snapshot_groups.go  the result's consumer groups
 //	track.go         the high-watermark history (stall, regression)
+//	hwhistory.go     the high-watermark readings behind lag in seconds
 //	logstore.go      LogStore and the join of Metadata with the log's view
 //	scram.go         SCRAM for sarama
+//	groups_config.go the consumer-side flags (groups, last stable offset)
 //	config.go        the flags and the client configurations
 //	brokers.go       one connection per broker, a request with a deadline
 //	round.go         one refresh's dealings with the brokers
@@ -30,6 +34,7 @@
 //	fetch.go         stage 3: the fetchers, run concurrently
 //	build.go         stage 4: the snapshot
 //	build_minisr.go  stage 4: each topic's min ISR, and what is unknown
+//	build_groups.go  stage 4: the consumer groups of the snapshot
 //	refresh.go       one refresh: the stages in order
 //	admin.go         the Poller: Run, Snapshot
 package admin

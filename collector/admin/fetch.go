@@ -19,10 +19,12 @@ type fetched struct {
 	minISR   minISRReadings // fetch_minisr.go; ok false when DescribeConfigs failed
 	elr      *elr.Result    // fetch_elr.go; nil: no ELR series this refresh
 	reassign reassignments  // fetch_reassign.go; nil when ListPartitionReassignments failed
+	groups   []groupRead    // fetch_groups.go; nil when the collector is off
+	lso      []offsetAnswer // fetch_lso.go, by plan index; nil when the read is off
 }
 
 // fetch runs every fetcher on the plan and waits for all of them.
-func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader) *fetched {
+func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader, groups *groupCollector, lso bool) *fetched {
 	var (
 		got fetched
 		wg  sync.WaitGroup
@@ -31,6 +33,8 @@ func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader)
 	wg.Go(func() { got.minISR = fetchMinISR(ctx, r, p) })
 	wg.Go(func() { got.elr = fetchELR(ctx, r, p, elrReader) })
 	wg.Go(func() { got.reassign = fetchReassignments(ctx, r, p) })
+	wg.Go(func() { got.groups = groups.fetch(ctx, r, p) })
+	wg.Go(func() { got.lso = fetchLSO(ctx, r, p, lso) })
 	wg.Wait()
 	return &got
 }

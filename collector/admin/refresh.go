@@ -22,6 +22,7 @@ type refresher struct {
 
 	pool     *brokerPool
 	elr      *elr.Reader      // nil: ELR is not read (fetch_elr.go)
+	groups   *groupCollector  // nil: consumer groups are not read (fetch_groups.go)
 	brokers  map[int32]string // advertised addresses, from the last Metadata
 	brokerID int32            // configured or detected; -1 = unknown
 	noIDWarn bool
@@ -58,7 +59,7 @@ func (f *refresher) refresh(ctx context.Context, last *Snapshot) *Snapshot {
 	f.build.join.retain(existing(md, f.brokerID))
 
 	p := plan(md, f.brokers, f.brokerID, f.cfg.Scope == ScopeCluster, f.filter)
-	got := fetch(ctx, r, &p, f.elr)
+	got := fetch(ctx, r, &p, f.elr, f.groups, f.cfg.Groups.LastStableOffset)
 	snap := f.build.build(&p, got, mdAt, f.now())
 	snap.Up = true
 	snap.LastSuccess = mdAt
@@ -98,6 +99,7 @@ func (f *refresher) failed(last *Snapshot, started time.Time, brokers []BrokerSt
 		f.logger.Warn("No successful Kafka admin refresh for a while; dropping the partition series until one succeeds",
 			"last_success", next.LastSuccess, "grace", f.staleAfter())
 		next.Topics = nil
+		next.Groups, next.StableOffsets = nil, nil // their partitions go with the topics
 	}
 	return &next
 }

@@ -13,6 +13,10 @@ const (
 	RequestAlterLogLevel
 	RequestDescribeTopicPartitions
 	RequestListPartitionReassignments
+	RequestListGroups
+	RequestDescribeGroups
+	RequestOffsetFetch
+	RequestListOffsetsLSO
 	NumRequests
 )
 
@@ -25,9 +29,19 @@ var requestNames = [NumRequests]string{
 
 	RequestDescribeTopicPartitions:    "describe_topic_partitions",
 	RequestListPartitionReassignments: "list_partition_reassignments",
+	RequestListGroups:                 "list_groups",
+	RequestDescribeGroups:             "describe_groups",
+	RequestOffsetFetch:                "offset_fetch",
+	RequestListOffsetsLSO:             "list_offsets_lso",
 }
 
 func (r Request) String() string { return requestNames[r] }
+
+// OptIn reports a request only an opt-in read sends (consumer groups, the
+// last stable offset): its error counter is exported only while it is on.
+func (r Request) OptIn() bool {
+	return r == RequestListGroups || r == RequestDescribeGroups || r == RequestOffsetFetch || r == RequestListOffsetsLSO
+}
 
 // Field names a partition field the admin API and the broker's logs can
 // disagree on.
@@ -76,6 +90,9 @@ type Snapshot struct {
 	Duration    time.Duration // wall time of the last refresh
 	// RequestErrors counts failed requests since start, by Request.
 	RequestErrors [NumRequests]uint64
+	// Sent says which requests this poller sends (the opt-in ones only
+	// while their read is on).
+	Sent [NumRequests]bool
 	// Disagreements counts new disagreements between the admin API and the
 	// broker's logs since start, by Field.
 	Disagreements [NumFields]uint64
@@ -88,6 +105,14 @@ type Snapshot struct {
 	MinISR MinISRStatus
 	// MetadataRefused counts Metadata entries left out since start, by Refusal.
 	MetadataRefused [NumRefusals]uint64
+	// StableOffsets are the last stable offsets read
+	// (--collector.last-stable-offset), sorted by topic, then partition;
+	// nil when the read is off. Kept out of Partition so that the read
+	// costs nothing when it is off.
+	StableOffsets []StableOffset
+	// Groups are the consumer groups read (--collector.consumer-groups),
+	// sorted by name; nil when the collector is off (snapshot_groups.go).
+	Groups []ConsumerGroup
 }
 
 // BrokerStatus says whether a broker answered every request of the refresh

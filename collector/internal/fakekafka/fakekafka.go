@@ -59,6 +59,7 @@ type Reassignment struct {
 type Offsets struct {
 	HW, LEO    int64
 	ReplicaLEO map[int32]int64
+	LSO        *int64 // the read_committed answer; nil: the HW (no open transaction)
 }
 
 // New starts a 3-broker cluster (unless opts say otherwise), closed when the
@@ -135,6 +136,8 @@ func (f *Kafka) install() {
 					if v, ok := o.ReplicaLEO[node]; ok {
 						sp.Offset = v
 					}
+				case req.IsolationLevel == 1 && o.LSO != nil: // read_committed
+					sp.Offset = *o.LSO
 				default:
 					sp.Offset = o.HW
 				}

@@ -1,0 +1,46 @@
+package admin
+
+// StableOffset is one exported partition's last stable offset: how far
+// read_committed consumers can read.
+type StableOffset struct {
+	Topic     string
+	Partition int32
+	LSO       int64
+}
+
+// ConsumerGroup is one consumer group read by the consumer-group collector
+// (--collector.consumer-groups).
+type ConsumerGroup struct {
+	Name    string
+	State   string // as Kafka spells it (Stable, Empty, …); "" when DescribeGroups did not answer for it
+	Members int
+	// Partitions are the exported partitions the group has committed an
+	// offset for, sorted by topic, then partition.
+	Partitions []GroupPartition
+}
+
+// GroupPartition is a consumer group's position on one exported partition,
+// split into the consumer's share of the lag and replication's.
+type GroupPartition struct {
+	Topic     string
+	Partition int32
+	Committed int64 // the committed offset (OffsetFetch)
+	// LagToHW is HW − committed, never negative: records the group could
+	// read and has not (the consumer's share). Valid when the partition's
+	// HW is known.
+	LagToHW int64
+	HWKnown bool
+	// AboveHW is LEO − HW, never negative: records written that no consumer
+	// can read yet (replication's share). Valid when AboveHWKnown.
+	AboveHW      int64
+	AboveHWKnown bool
+	// StarvedByReplication: the group is caught up to the HW (its committed
+	// offset at the HW, or within the HW's last advance) while the
+	// partition's HW is stalled with records above it (Partition.Stalled).
+	StarvedByReplication bool
+	// LagSeconds is now minus the time the HW was at the committed offset,
+	// from the exporter's own HW history (hwhistory.go); 0 when caught up.
+	// LagSecondsKnown is false while the history has no reading yet.
+	LagSeconds      float64
+	LagSecondsKnown bool
+}

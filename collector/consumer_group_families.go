@@ -1,0 +1,58 @@
+package collector
+
+// The consumer-side families: the consumer groups (--collector.consumer-groups,
+// collector/admin fetch_groups.go), read in consumer_group_metrics.go, and
+// the last stable offset (--collector.last-stable-offset, fetch_lso.go).
+
+// groupPartitionLabels label the per group and partition families.
+var groupPartitionLabels = []string{"group", "partition", "topic"}
+
+// Per group, with or without partition labels.
+var (
+	groupStateFamily = newFamily("consumer_group_state",
+		"1 for the consumer group's state as its coordinator reports it (DescribeGroups).", Gauge, "group", "state").
+		withDoc("States as Kafka spells them: `Stable`, `Empty`, `PreparingRebalance`, `CompletingRebalance`, `Assigning`, " +
+			"`Reconciling`, `Dead`; `Unknown` when DescribeGroups did not answer for the group.")
+	groupMembersFamily = newFamily("consumer_group_members", "Members of the consumer group (DescribeGroups).", Gauge, "group")
+	groupStarvedFamily = newFamily("consumer_group_partitions_starved_by_replication",
+		"Exported partitions on which the group is caught up to the high watermark while the high watermark is stalled with records above it.",
+		Gauge, "group").
+		withDoc("The per-group count of `kafka_replication_consumer_group_starved_by_replication`, exported with or without partition labels; the alert reads it.")
+)
+
+// Per group and exported partition (only with partition labels).
+var (
+	groupCommittedFamily = newFamily("consumer_group_committed_offset",
+		"Offset the consumer group committed on the partition (OffsetFetch).", Gauge, groupPartitionLabels...)
+	groupLagFamily = newFamily("consumer_group_lag_to_high_watermark",
+		"High watermark minus the group's committed offset, never negative: records the group could read and has not (the consumer's share of the lag).",
+		Gauge, groupPartitionLabels...).withDoc(absentUnanswered)
+	groupAboveHWFamily = newFamily("consumer_group_records_above_high_watermark",
+		"Leader log end offset minus high watermark: records written that no consumer of the group can read yet (replication's share of the lag).",
+		Gauge, groupPartitionLabels...).withDoc(absentUnanswered)
+	groupStarvedPFamily = newFamily("consumer_group_starved_by_replication",
+		"1 if the group is caught up to the high watermark while the partition's high watermark is stalled with records above it (KAFKA-15583).",
+		Gauge, groupPartitionLabels...).
+		withDoc("Decided with `kafka_replication_partition_high_watermark_stalled`. Caught up: the committed offset is at the HW or within its last advance " +
+			"(the group's last commits can fail while the offsets topic is under min ISR too). Absent when the leader's HW or LEO did not answer the last refresh.")
+	groupLagSecondsFamily = newFamily("consumer_group_lag_seconds",
+		"Age of the oldest record the group can read and has not: seconds since the high watermark passed the group's committed offset, "+
+			"from the exporter's own high watermark readings; 0 when caught up.",
+		Gauge, groupPartitionLabels...).
+		withDoc("Interpolated between the last 64 distinct high watermarks read; see the README for its error bounds.")
+)
+
+// lsoFamily is a partition family of its own table (stableOffsetTable),
+// read only with --collector.last-stable-offset.
+var lsoFamily = newFamily("partition_last_stable_offset",
+	"Last stable offset of the partition (ListOffsets LATEST, read_committed, sent to the leader): how far read_committed consumers can read.",
+	Gauge, partitionLabels...).
+	withDoc("With --collector.last-stable-offset; absent when the leader did not answer the last refresh. Below the high watermark while a transaction is open.")
+
+// consumerGroupFamilies are the consumer-group families, for the README.
+func consumerGroupFamilies() []*Family {
+	return []*Family{
+		groupStateFamily, groupMembersFamily, groupStarvedFamily,
+		groupCommittedFamily, groupLagFamily, groupAboveHWFamily, groupStarvedPFamily, groupLagSecondsFamily,
+	}
+}

@@ -1,0 +1,90 @@
+package collector
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+)
+
+// groupTables are the per-group tables: each group's state, and its
+// members and starved partitions. Empty when the collector is off.
+func groupTables(s *admin.Snapshot) []*Table {
+	groups := s.Groups
+	state := &Table{
+		Rows: len(groups),
+		Labels: func(row int, values []string) {
+			values[0], values[1] = groups[row].Name, cmp.Or(groups[row].State, "Unknown")
+		},
+		Columns: []Column{{groupStateFamily, func(int) (float64, bool) { return 1, true }}},
+	}
+	return []*Table{state, {
+		Rows:   len(groups),
+		Labels: func(row int, values []string) { values[0] = groups[row].Name },
+		Columns: []Column{
+			{groupMembersFamily, func(row int) (float64, bool) { return float64(groups[row].Members), true }},
+			{groupStarvedFamily, func(row int) (float64, bool) {
+				n := 0
+				for i := range groups[row].Partitions {
+					if groups[row].Partitions[i].StarvedByReplication {
+						n++
+					}
+				}
+				return float64(n), true
+			}},
+		},
+	}}
+}
+
+// stableOffsetTable has a row per exported partition whose LSO was read, in
+// series order: partition, topic.
+func stableOffsetTable(s *admin.Snapshot) *Table {
+	type row struct {
+		o  *admin.StableOffset
+		id string
+	}
+	rows := make([]row, len(s.StableOffsets))
+	for i := range s.StableOffsets {
+		rows[i] = row{&s.StableOffsets[i], idLabel(s.StableOffsets[i].Partition)}
+	}
+	slices.SortStableFunc(rows, func(x, y row) int { return strings.Compare(x.id, y.id) })
+	return rowTable(rows, func(r row, values []string) { values[0], values[1] = r.id, r.o.Topic },
+		[]rowColumn[row]{{lsoFamily, func(r row) (float64, bool) { return float64(r.o.LSO), true }}})
+}
+
+// groupPartitionRow is one group's position on one partition.
+type groupPartitionRow struct {
+	group string
+	p     *admin.GroupPartition
+	id    string // the partition label
+}
+
+// groupPartitionColumns are the per group and partition families.
+var groupPartitionColumns = []rowColumn[groupPartitionRow]{
+	{groupCommittedFamily, func(r groupPartitionRow) (float64, bool) { return float64(r.p.Committed), true }},
+	{groupLagFamily, func(r groupPartitionRow) (float64, bool) { return float64(r.p.LagToHW), r.p.HWKnown }},
+	{groupAboveHWFamily, func(r groupPartitionRow) (float64, bool) { return float64(r.p.AboveHW), r.p.AboveHWKnown }},
+	{groupStarvedPFamily, func(r groupPartitionRow) (float64, bool) {
+		return b2f(r.p.StarvedByReplication), r.p.AboveHWKnown
+	}},
+	{groupLagSecondsFamily, func(r groupPartitionRow) (float64, bool) { return r.p.LagSeconds, r.p.LagSecondsKnown }},
+}
+
+// groupPartitionTable has a row per group and exported partition it has
+// committed on, in series order: group, partition, topic.
+func groupPartitionTable(s *admin.Snapshot) *Table {
+	var rows []groupPartitionRow
+	for g := range s.Groups {
+		for i := range s.Groups[g].Partitions {
+			p := &s.Groups[g].Partitions[i]
+			rows = append(rows, groupPartitionRow{group: s.Groups[g].Name, p: p, id: idLabel(p.Partition)})
+		}
+	}
+	slices.SortFunc(rows, func(x, y groupPartitionRow) int {
+		return cmp.Or(strings.Compare(x.group, y.group), strings.Compare(x.id, y.id), strings.Compare(x.p.Topic, y.p.Topic))
+	})
+	return rowTable(rows, func(r groupPartitionRow, values []string) {
+		values[0], values[1], values[2] = r.group, r.id, r.p.Topic
+	}, groupPartitionColumns)
+}

@@ -1,0 +1,175 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
+)
+
+// TestConsumersStarvedByReplication (issue 21): an acks=1 topic, RF 3, min
+// ISR 2, a consumer group reading it continuously. Both followers freeze:
+// the leader shrinks the ISR to itself and, under min ISR, stops the HW
+// (KAFKA-15583) while producers keep writing. Within the stall threshold
+// plus a refresh the leader's sidecar says the group is starved by
+// replication, its lag to the HW stays ~0 and the records above the HW grow;
+// after the thaw the verdict clears.
+func TestConsumersStarvedByReplication(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Kafka cluster; skipped with -short")
+	}
+	start := time.Now()
+	defer func() { t.Logf("wall time %v", time.Since(start).Round(time.Second)) }()
+	c := harness.StartT(t, harness.Options{Version: kafkaCurrent})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	const topic = "starve"
+	must(t, c.CreateTopic(ctx, harness.Topic{
+		Name: topic, Assignment: [][]int32{{1, 2, 3}},
+		Configs: map[string]string{"min.insync.replicas": "2"},
+	}))
+	group := groupCoordinatedBy(ctx, t, c, 1)
+
+	// The producer: acks=1, 20 records a second, to the leader.
+	prod, err := c.Producer(sarama.WaitForLocal)
+	must(t, err)
+	defer prod.Close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	wg.Go(func() {
+		for runCtx.Err() == nil {
+			_, _, _ = prod.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: 0, Value: sarama.StringEncoder("x")})
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	// The consumer group: reads everything and auto-commits every 200ms.
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.V3_9_0_0
+	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
+	cfg.Consumer.Offsets.AutoCommit.Interval = 200 * time.Millisecond
+	cg, err := sarama.NewConsumerGroup(c.Bootstrap()[:1], group, cfg)
+	must(t, err)
+	defer cg.Close()
+	wg.Go(func() {
+		for runCtx.Err() == nil {
+			if err := cg.Consume(runCtx, []string{topic}, markAll{}); err != nil && runCtx.Err() == nil {
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+	})
+
+	const threshold = 10 * time.Second
+	es, err := stack.StartExporters(ctx, c, exporterBinary(t), "--stall.threshold="+threshold.String(), "--collector.consumer-groups")
+	must(t, err)
+	t.Cleanup(es.Close)
+	s := &sidecars{t: t, es: es}
+	gp := map[string]string{"group": group, "topic": topic, "partition": "0"}
+	// Some refreshes of a moving HW first: the verdict needs the HW's last
+	// advance, which the sidecar learns from its own readings.
+	s.eventually(ctx, 30*time.Second, "the group caught up, not starved", func(m map[int32]stack.Metrics) string {
+		return expect(m[1],
+			gauge("kafka_replication_consumer_group_starved_by_replication", gp, eq(0)),
+			gauge("kafka_replication_consumer_group_lag_to_high_watermark", gp, lt(50)),
+			gauge("kafka_replication_consumer_group_committed_offset", gp, gt(150)))
+	})
+
+	frozen := time.Now()
+	must(t, c.PauseNode(2))
+	must(t, c.PauseNode(3))
+	defer func() { _ = c.ResumeNode(2); _ = c.ResumeNode(3) }()
+	// ISR shrink after replica.lag.time.max.ms (5s), then the stall
+	// threshold, then one refresh (2s) and a scrape.
+	var above, lagToHW float64
+	took := s.eventually(ctx, 5*time.Second+threshold+15*time.Second, "the group starved by replication", func(m map[int32]stack.Metrics) string {
+		above, _ = m[1].Value("kafka_replication_consumer_group_records_above_high_watermark", gp)
+		stalled, _ := m[1].Value("kafka_replication_partition_high_watermark_stalled", part(topic, 0))
+		lag, _ := m[1].Value("kafka_replication_consumer_group_lag_to_high_watermark", gp)
+		lagToHW = lag
+		committed, _ := m[1].Value("kafka_replication_consumer_group_committed_offset", gp)
+		hw, _ := m[1].Value("kafka_replication_partition_high_watermark", part(topic, 0))
+		isr, _ := m[1].Value("kafka_replication_partition_in_sync_replicas", part(topic, 0))
+		bad := expect(m[1],
+			gauge("kafka_replication_consumer_group_starved_by_replication", gp, eq(1)),
+			gauge("kafka_replication_consumer_group_partitions_starved_by_replication", map[string]string{"group": group}, eq(1)),
+			gauge("kafka_replication_consumer_group_lag_to_high_watermark", gp, lt(50)))
+		if bad == "" {
+			return ""
+		}
+		return fmt.Sprintf("[stalled %v isr %v hw %v committed %v lag %v above %v] %s", stalled, isr, hw, committed, lag, above, bad)
+	})
+	t.Logf("Kafka %s: starved by replication %v after freezing both followers (stall threshold %v); lag to the HW %v, %v records above the HW",
+		c.Version(), took.Round(time.Second), threshold, lagToHW, above)
+	s.eventually(ctx, 10*time.Second, "the records above the HW growing", func(m map[int32]stack.Metrics) string {
+		if v, _ := m[1].Value("kafka_replication_consumer_group_records_above_high_watermark", gp); v <= above {
+			return fmt.Sprintf("records above the HW %v, was %v", v, above)
+		}
+		return ""
+	})
+	t.Logf("frozen for %v", time.Since(frozen).Round(time.Second))
+
+	must(t, c.ResumeNode(2))
+	must(t, c.ResumeNode(3))
+	took = s.eventually(ctx, 45*time.Second, "the verdict cleared after the thaw", func(m map[int32]stack.Metrics) string {
+		return expect(m[1], gauge("kafka_replication_consumer_group_starved_by_replication", gp, eq(0)))
+	})
+	t.Logf("verdict cleared %v after the thaw", took.Round(time.Second))
+}
+
+// markAll is a consumer group handler that marks every record it reads.
+type markAll struct{}
+
+func (markAll) Setup(sarama.ConsumerGroupSession) error   { return nil }
+func (markAll) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+func (markAll) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
+	for msg := range claim.Messages() {
+		sess.MarkMessage(msg, "")
+	}
+	return nil
+}
+
+func lt(max float64) func(float64) bool { return func(v float64) bool { return v < max } }
+
+// groupCoordinatedBy returns a group name whose coordinator is broker id:
+// the leader of __consumer_offsets partition abs(hash(group)) % partitions,
+// so freezing the other brokers leaves the group's coordinator answering.
+func groupCoordinatedBy(ctx context.Context, t *testing.T, c *harness.Cluster, id int32) string {
+	t.Helper()
+	client, err := sarama.NewClient(c.Bootstrap(), sarama.NewConfig())
+	must(t, err)
+	defer client.Close()
+	// FindCoordinator creates __consumer_offsets (3 partitions in the harness).
+	for ctx.Err() == nil {
+		if _, err := client.Coordinator("probe"); err == nil {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	for i := range 100 {
+		g := fmt.Sprintf("starved-%d", i)
+		st, err := c.Partition("__consumer_offsets", javaHashAbs(g)%3)
+		must(t, err)
+		if st.Leader == id {
+			return g
+		}
+	}
+	t.Fatalf("no group name coordinated by broker %d", id)
+	return ""
+}
+
+// javaHashAbs is Kafka's Utils.abs(group.hashCode()) for an ASCII name.
+func javaHashAbs(s string) int32 {
+	var h int32
+	for _, r := range s {
+		h = 31*h + r
+	}
+	return h & 0x7fffffff
+}
