@@ -13,10 +13,18 @@ var (
 
 // The poller's counters and the per-topic and per-broker readings.
 var (
-	requestErrorsFamily    = newFamily("admin_request_errors_total", "Kafka admin requests that failed, by request.", Counter, "request")
-	disagreementsFamily    = newFamily("partition_source_disagreements_total", "Times the admin API and this broker's logs reported different values for a partition field.", Counter, "field").withDoc("Metadata against the log lines of the same partition; the fresher reading is the one exported.")
-	topicMinISRFamily      = newFamily("topic_min_insync_replicas_config", "min.insync.replicas of the topic from DescribeConfigs (topic override, else the broker default).", Gauge, topicLabels...)
-	brokerResponsiveFamily = newFamily("broker_responsive", "1 if the broker answered every admin request of the last refresh in time, 0 if one failed or went unanswered.", Gauge, "broker").withDoc("In time: within the refresh's deadline, the smaller of --kafka.request-timeout and --kafka.refresh-interval.")
+	requestErrorsFamily = newFamily("admin_request_errors_total", "Kafka admin requests that failed, by request.", Counter, "request")
+	disagreementsFamily = newFamily("partition_source_disagreements_total",
+		"Times the admin API and this broker's logs reported different values for a partition field.",
+		Counter, "field").
+		withDoc("Metadata against the log lines of the same partition; the fresher reading is the one exported.")
+	topicMinISRFamily = newFamily("topic_min_insync_replicas_config",
+		"min.insync.replicas of the topic from DescribeConfigs (topic override, else the broker default).",
+		Gauge, topicLabels...)
+	brokerResponsiveFamily = newFamily("broker_responsive",
+		"1 if the broker answered every admin request of the last refresh in time, 0 if one failed or went unanswered.",
+		Gauge, "broker").
+		withDoc("In time: within the refresh's deadline, the smaller of --kafka.request-timeout and --kafka.refresh-interval.")
 )
 
 // absentUnanswered is the README note of the families read from the leader's ListOffsets answer.
@@ -27,30 +35,94 @@ const absentUnanswered = "Absent when the leader did not answer the last refresh
 // (leader, leader epoch, min ISR and last advance have none). Their values
 // are read from the snapshot in admin_metrics.go (partitionColumns).
 var (
-	replicasFamily         = newFamily("partition_replicas", "Assigned replicas of the partition (Metadata).", Gauge, partitionLabels...).rollsUp(Sum, "Sum of assigned replicas over the topic's exported partitions (Metadata).")
-	minISRFamily           = newFamily("partition_min_insync_replicas", "Effective min.insync.replicas of the partition: min(topic config from DescribeConfigs, replication factor).", Gauge, partitionLabels...)
-	underReplicatedFamily  = newFamily("partition_under_replicated", "1 if the ISR is smaller than the replica set (Metadata).", Gauge, partitionLabels...).rollsUp(Sum, "Number of the topic's exported partitions with ISR smaller than the replica set.")
-	underMinISRFamily      = newFamily("partition_under_min_isr", "1 if the ISR is below the effective min.insync.replicas: acks=all produce fails and the HW cannot advance.", Gauge, partitionLabels...).rollsUp(Sum, "Number of the topic's exported partitions with ISR below the effective min.insync.replicas.")
-	atMinISRFamily         = newFamily("partition_at_min_isr", "1 if the ISR is exactly the effective min.insync.replicas while RF is larger: one more loss blocks acks=all.", Gauge, partitionLabels...).rollsUp(Sum, "Number of the topic's exported partitions with ISR exactly at the effective min.insync.replicas while RF is larger.")
-	headroomFamily         = newFamily("partition_isr_headroom", "ISR size minus effective min.insync.replicas (negative = under min ISR).", Gauge, partitionLabels...).rollsUp(Min, "Smallest ISR minus effective min.insync.replicas among the topic's exported partitions.")
-	leaderFamily           = newFamily("partition_leader", "Broker id of the partition leader from Metadata, -1 when the partition is offline.", Gauge, partitionLabels...)
-	hwFamily               = newFamily("partition_high_watermark", "High watermark of the partition (ListOffsets LATEST, read_uncommitted, sent to the leader).", Gauge, partitionLabels...).withDoc(absentUnanswered).rollsUpAlways(Sum, "Sum of high watermarks over the topic's exported partitions whose leader answered.")
-	leoFamily              = newFamily("partition_log_end_offset", "Log end offset of the partition's leader (ListOffsets LATEST with the debug replica id -2).", Gauge, partitionLabels...).withDoc(absentUnanswered).rollsUpAlways(Sum, "Sum of leader log end offsets over the topic's exported partitions whose leader answered.")
-	stalledFamily          = newFamily("partition_high_watermark_stalled", "1 if the LEO is ahead of the HW and no refresh for --stall.threshold saw the HW advance or catch up, whatever the ISR (KAFKA-15583).", Gauge, partitionLabels...).withDoc(absentUnanswered).rollsUpAlways(Sum, "Number of the topic's exported partitions whose high watermark is stalled.")
-	lastAdvanceFamily      = newFamily("partition_high_watermark_last_advance_timestamp_seconds", "Unix time the poller last saw the high watermark change (ListOffsets LATEST).", Gauge, partitionLabels...).withDoc(absentUnanswered)
-	regressionsFamily      = newFamily("partition_high_watermark_regressions_total", "High watermark decreases seen between polls for the same topic id (a re-created topic does not count).", Counter, partitionLabels...).rollsUp(Sum, "Sum of high watermark decreases over the topic's exported partitions.")
-	elrFamily              = newFamily("partition_eligible_leader_replicas", "Eligible leader replicas of the partition (KIP-966, DescribeTopicPartitions).", Gauge, partitionLabels...).withDoc("Replicas outside the ISR that the controller can still elect without losing committed records; absent where the cluster has no ELR.").rollsUp(Sum, "Sum of eligible leader replicas over the topic's exported partitions (KIP-966).")
-	lastKnownELRFamily     = newFamily("partition_last_known_eligible_leader_replicas", "Last-known eligible leader replicas of the partition (KIP-966, DescribeTopicPartitions).", Gauge, partitionLabels...).withDoc("Replicas that were eligible until they stopped uncleanly, a recovery's last resort; absent where the cluster has no ELR.").rollsUp(Sum, "Sum of last-known eligible leader replicas over the topic's exported partitions (KIP-966).")
-	reassigningFamily      = newFamily("partition_reassigning", "1 while a reassignment of the partition is in progress (ListPartitionReassignments).", Gauge, partitionLabels...).rollsUp(Sum, "Number of the topic's exported partitions with a reassignment in progress.")
-	reassignAddingFamily   = newFamily("partition_reassignment_adding_replicas", "Replicas the partition's reassignment is adding, exported only while one is in progress.", Gauge, partitionLabels...).rollsUp(Sum, "Sum of replicas that the topic's reassignments in progress are adding.")
-	reassignRemovingFamily = newFamily("partition_reassignment_removing_replicas", "Replicas the partition's reassignment is removing, exported only while one is in progress.", Gauge, partitionLabels...).rollsUp(Sum, "Sum of replicas that the topic's reassignments in progress are removing.")
-	urpByMoveFamily        = newFamily("partition_under_replicated_by_reassignment", "1 if every replica missing from the partition's ISR is being added by a reassignment.", Gauge, partitionLabels...).rollsUp(Sum, "Number of the topic's exported partitions whose only replicas missing from the ISR are being added by a reassignment.")
+	replicasFamily = newFamily("partition_replicas",
+		"Assigned replicas of the partition (Metadata).",
+		Gauge, partitionLabels...).
+		rollsUp(Sum, "Sum of assigned replicas over the topic's exported partitions (Metadata).")
+	minISRFamily = newFamily("partition_min_insync_replicas",
+		"Effective min.insync.replicas of the partition: min(topic config from DescribeConfigs, replication factor).",
+		Gauge, partitionLabels...)
+	underReplicatedFamily = newFamily("partition_under_replicated",
+		"1 if the ISR is smaller than the replica set (Metadata).",
+		Gauge, partitionLabels...).
+		rollsUp(Sum, "Number of the topic's exported partitions with ISR smaller than the replica set.")
+	underMinISRFamily = newFamily("partition_under_min_isr",
+		"1 if the ISR is below the effective min.insync.replicas: acks=all produce fails and the HW cannot advance.",
+		Gauge, partitionLabels...).
+		rollsUp(Sum, "Number of the topic's exported partitions with ISR below the effective min.insync.replicas.")
+	atMinISRFamily = newFamily("partition_at_min_isr",
+		"1 if the ISR is exactly the effective min.insync.replicas while RF is larger: one more loss blocks acks=all.",
+		Gauge, partitionLabels...).
+		rollsUp(Sum, "Number of the topic's exported partitions with ISR exactly at the effective min.insync.replicas while RF is larger.")
+	headroomFamily = newFamily("partition_isr_headroom",
+		"ISR size minus effective min.insync.replicas (negative = under min ISR).",
+		Gauge, partitionLabels...).
+		rollsUp(Min, "Smallest ISR minus effective min.insync.replicas among the topic's exported partitions.")
+	leaderFamily = newFamily("partition_leader",
+		"Broker id of the partition leader from Metadata, -1 when the partition is offline.",
+		Gauge, partitionLabels...)
+	hwFamily = newFamily("partition_high_watermark",
+		"High watermark of the partition (ListOffsets LATEST, read_uncommitted, sent to the leader).",
+		Gauge, partitionLabels...).
+		withDoc(absentUnanswered).
+		rollsUpAlways(Sum, "Sum of high watermarks over the topic's exported partitions whose leader answered.")
+	leoFamily = newFamily("partition_log_end_offset",
+		"Log end offset of the partition's leader (ListOffsets LATEST with the debug replica id -2).",
+		Gauge, partitionLabels...).
+		withDoc(absentUnanswered).
+		rollsUpAlways(Sum, "Sum of leader log end offsets over the topic's exported partitions whose leader answered.")
+	stalledFamily = newFamily("partition_high_watermark_stalled",
+		"1 if the LEO is ahead of the HW and no refresh for --stall.threshold saw the HW advance or catch up, whatever the ISR (KAFKA-15583).",
+		Gauge, partitionLabels...).
+		withDoc(absentUnanswered).
+		rollsUpAlways(Sum, "Number of the topic's exported partitions whose high watermark is stalled.")
+	lastAdvanceFamily = newFamily("partition_high_watermark_last_advance_timestamp_seconds",
+		"Unix time the poller last saw the high watermark change (ListOffsets LATEST).",
+		Gauge, partitionLabels...).
+		withDoc(absentUnanswered)
+	regressionsFamily = newFamily("partition_high_watermark_regressions_total",
+		"High watermark decreases seen between polls for the same topic id (a re-created topic does not count).",
+		Counter, partitionLabels...).
+		rollsUp(Sum, "Sum of high watermark decreases over the topic's exported partitions.")
+	elrFamily = newFamily("partition_eligible_leader_replicas",
+		"Eligible leader replicas of the partition (KIP-966, DescribeTopicPartitions).",
+		Gauge, partitionLabels...).
+		withDoc("Replicas outside the ISR that the controller can still elect without losing committed records; absent where the cluster has no ELR.").
+		rollsUp(Sum, "Sum of eligible leader replicas over the topic's exported partitions (KIP-966).")
+	lastKnownELRFamily = newFamily("partition_last_known_eligible_leader_replicas",
+		"Last-known eligible leader replicas of the partition (KIP-966, DescribeTopicPartitions).",
+		Gauge, partitionLabels...).
+		withDoc("Replicas that were eligible until they stopped uncleanly, a recovery's last resort; absent where the cluster has no ELR.").
+		rollsUp(Sum, "Sum of last-known eligible leader replicas over the topic's exported partitions (KIP-966).")
+	reassigningFamily = newFamily("partition_reassigning",
+		"1 while a reassignment of the partition is in progress (ListPartitionReassignments).",
+		Gauge, partitionLabels...).
+		rollsUp(Sum, "Number of the topic's exported partitions with a reassignment in progress.")
+	reassignAddingFamily = newFamily("partition_reassignment_adding_replicas",
+		"Replicas the partition's reassignment is adding, exported only while one is in progress.",
+		Gauge, partitionLabels...).
+		rollsUp(Sum, "Sum of replicas that the topic's reassignments in progress are adding.")
+	reassignRemovingFamily = newFamily("partition_reassignment_removing_replicas",
+		"Replicas the partition's reassignment is removing, exported only while one is in progress.",
+		Gauge, partitionLabels...).
+		rollsUp(Sum, "Sum of replicas that the topic's reassignments in progress are removing.")
+	urpByMoveFamily = newFamily("partition_under_replicated_by_reassignment",
+		"1 if every replica missing from the partition's ISR is being added by a reassignment.",
+		Gauge, partitionLabels...).
+		rollsUp(Sum, "Number of the topic's exported partitions whose only replicas missing from the ISR are being added by a reassignment.")
 )
 
 // The per-partition families with one more label: no per-topic form.
 var (
-	replicaLagFamily = newFamily("partition_replica_lag", "Leader LEO minus the follower's own LEO, in offsets.", Gauge, "partition", "replica", "topic").withDoc("ListOffsets with the debug replica id -2 sent to each replica's broker; absent when either did not answer the last refresh.")
-	stallCauseFamily = newFamily("partition_high_watermark_stall_cause", "1 for the likely cause of a stalled high watermark, only for stalled partitions.", Gauge, "cause", "partition", "topic").withDoc("Causes: `under_min_isr`; `isr_shrink_pending`, the leader logged a shrink the metadata does not show; `unknown`. Never exported without partition labels.")
+	replicaLagFamily = newFamily("partition_replica_lag",
+		"Leader LEO minus the follower's own LEO, in offsets.",
+		Gauge, "partition", "replica", "topic").
+		withDoc("ListOffsets with the debug replica id -2 sent to each replica's broker; absent when either did not answer the last refresh.")
+	stallCauseFamily = newFamily("partition_high_watermark_stall_cause",
+		"1 for the likely cause of a stalled high watermark, only for stalled partitions.",
+		Gauge, "cause", "partition", "topic").
+		withDoc("Causes: `under_min_isr`; `isr_shrink_pending`, the leader logged a shrink the metadata does not show; `unknown`. " +
+			"Never exported without partition labels.")
 )
 
 // Families lists every family the exporter writes (the partition-labeled

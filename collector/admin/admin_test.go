@@ -362,8 +362,10 @@ func TestPollerRequestsPerRefresh(t *testing.T) {
 	one, many := counts(3), counts(200)
 	// 1 Metadata + 1 DescribeConfigs + per broker 1 HW + 1 LEO, 1 ListPartitionReassignments
 	// and 1 DescribeTopicPartitions page (ELR).
-	want := map[kmsg.Key]int{kmsg.Metadata: 1, kmsg.DescribeConfigs: 1, kmsg.ListOffsets: 6,
-		kmsg.ListPartitionReassignments: 1, kmsg.DescribeTopicPartitions: 1}
+	want := map[kmsg.Key]int{
+		kmsg.Metadata: 1, kmsg.DescribeConfigs: 1, kmsg.ListOffsets: 6,
+		kmsg.ListPartitionReassignments: 1, kmsg.DescribeTopicPartitions: 1,
+	}
 	for k, n := range want {
 		if one[k] != n || many[k] != n {
 			t.Errorf("%s: want %d requests for 3 and 200 partitions, got %d and %d", k.Name(), n, one[k], many[k])

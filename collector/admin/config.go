@@ -75,16 +75,18 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 		Default(ScopeLeader).EnumVar(&c.Scope, ScopeLeader, ScopeCluster)
 	cmd.Flag("kafka.refresh-interval", "How often the admin API is polled in the background (a scrape only reads the last result).").
 		Default("15s").DurationVar(&c.RefreshInterval)
-	cmd.Flag("kafka.request-timeout", "Timeout for dialling and for each admin request; a refresh waits at most the smaller of this and --kafka.refresh-interval, then goes on without the brokers that did not answer.").
+	cmd.Flag("kafka.request-timeout", "Timeout for dialing and for each admin request; a refresh waits at most the smaller of this and "+
+		"--kafka.refresh-interval, then goes on without the brokers that did not answer.").
 		Default("10s").DurationVar(&c.RequestTimeout)
-	cmd.Flag("stall.threshold", "How long the high watermark of a partition may stay still while its log end offset is ahead (whatever the ISR says) before it counts as stalled.").
+	cmd.Flag("stall.threshold", "How long the high watermark of a partition may stay still while its log end offset is ahead "+
+		"(whatever the ISR says) before it counts as stalled.").
 		Default("2m").DurationVar(&c.StallThreshold)
 
 	cmd.Flag("kafka.tls.enabled", "Connect to Kafka with TLS.").BoolVar(&c.TLSEnabled)
 	cmd.Flag("kafka.tls.ca-file", "PEM CA bundle to verify the brokers (default: system roots).").StringVar(&c.TLSCAFile)
 	cmd.Flag("kafka.tls.cert-file", "PEM client certificate for mutual TLS.").StringVar(&c.TLSCertFile)
 	cmd.Flag("kafka.tls.key-file", "PEM client key for mutual TLS.").StringVar(&c.TLSKeyFile)
-	cmd.Flag("kafka.tls.server-name", "Server name to verify in broker certificates (default: the host dialled).").StringVar(&c.TLSServerName)
+	cmd.Flag("kafka.tls.server-name", "Server name to verify in broker certificates (default: the host dialed).").StringVar(&c.TLSServerName)
 	cmd.Flag("kafka.tls.insecure-skip-verify", "Do not verify broker certificates (testing only).").BoolVar(&c.TLSInsecureSkipVerify)
 
 	cmd.Flag("kafka.sasl.mechanism", "SASL mechanism: plain, scram-sha-256, scram-sha-512, oauthbearer or aws-msk-iam (empty: no SASL).").
@@ -93,7 +95,8 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 	cmd.Flag("kafka.sasl.password-file", "File holding the SASL password (else $"+saslPasswordEnv+").").StringVar(&c.SASLPasswordFile)
 	c.OAuth = kafkaauth.AddFlags(cmd)
 
-	cmd.Flag("kafka.partition-log-level", "Raise kafka.cluster.Partition on this broker to DEBUG or TRACE while running (restored on exit). Empty: admin calls stay read-only.").
+	cmd.Flag("kafka.partition-log-level", "Raise kafka.cluster.Partition on this broker to DEBUG or TRACE while running (restored on exit). "+
+		"Empty: admin calls stay read-only.").
 		Default("").EnumVar(&c.PartitionLogLevel, "", "DEBUG", "TRACE")
 	addGroupFlags(cmd, &c.Groups)
 	return c

@@ -92,7 +92,9 @@ type offsetAnswer struct {
 // read_uncommitted) the leader answers its high watermark; with
 // debugReplicaID the broker answers its own log end offset. Partitions
 // answered with an error (or not at all) are not put.
-func (p *brokerPool) listOffsetsLatest(ctx context.Context, addr string, replicaID int32, parts []plannedPartition, idx []int32, put func(i int32, ans offsetAnswer)) error {
+func (p *brokerPool) listOffsetsLatest(ctx context.Context, addr string, replicaID int32, parts []plannedPartition, idx []int32,
+	put func(i int32, ans offsetAnswer),
+) error {
 	req := sarama.NewOffsetRequest(p.conf.Version)
 	if replicaID != -1 {
 		req.SetReplicaID(replicaID)

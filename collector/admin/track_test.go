@@ -1,9 +1,10 @@
 package admin
 
 import (
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 	"testing"
 	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // stallStep is one reading of a partition fed to the tracker and the

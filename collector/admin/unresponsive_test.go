@@ -232,8 +232,10 @@ func TestPollerFrozenMetadataBroker(t *testing.T) {
 func TestPoolTimedOutConnectionNotReused(t *testing.T) {
 	f, fz := frozenCluster(t)
 	addr := f.C.ListenAddrs()[2]
-	cfg := &Config{Servers: []string{addr}, Version: "3.9.0", Scope: ScopeCluster,
-		RefreshInterval: time.Minute, RequestTimeout: 300 * time.Millisecond, StallThreshold: time.Minute}
+	cfg := &Config{
+		Servers: []string{addr}, Version: "3.9.0", Scope: ScopeCluster,
+		RefreshInterval: time.Minute, RequestTimeout: 300 * time.Millisecond, StallThreshold: time.Minute,
+	}
 	sc, err := cfg.saramaConfig(connection{})
 	if err != nil {
 		t.Fatal(err)

@@ -43,8 +43,10 @@ func TestReadAuthenticatesWithEachSASLMechanism(t *testing.T) {
 		{"scram-sha-512", "scram512-user", "scram512-secret"},
 	} {
 		t.Run(tc.mechanism, func(t *testing.T) {
-			r, err := New(Config{Seeds: c.ListenAddrs(), Timeout: 2 * time.Second,
-				SASLMechanism: tc.mechanism, User: tc.user, Password: tc.password})
+			r, err := New(Config{
+				Seeds: c.ListenAddrs(), Timeout: 2 * time.Second,
+				SASLMechanism: tc.mechanism, User: tc.user, Password: tc.password,
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,8 +61,10 @@ func TestReadAuthenticatesWithEachSASLMechanism(t *testing.T) {
 		})
 	}
 	t.Run("wrong password", func(t *testing.T) {
-		r, err := New(Config{Seeds: c.ListenAddrs(), Timeout: time.Second,
-			SASLMechanism: "scram-sha-256", User: "scram256-user", Password: "guess"})
+		r, err := New(Config{
+			Seeds: c.ListenAddrs(), Timeout: time.Second,
+			SASLMechanism: "scram-sha-256", User: "scram256-user", Password: "guess",
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // ErrUnsupported is returned by Read when the broker does not implement
