@@ -53,10 +53,12 @@ func TestRotationRestart(t *testing.T) {
 				"--log.position-file=" + filepath.Join(c.Dir(), "exporter-positions"),
 				"--log.from-beginning",
 			}
+			// Each run reads while node 1 is frozen (SIGSTOP): Kafka logs
+			// follower fetches at any time, and a line written between a run's
+			// last scrape and its stop is read by that run, not the next one.
 			// The first run reads the live file from its beginning; the rolled
-			// files that startup already produced are not its business. The
-			// live file may roll while it reads: what it must read is every
-			// line but those of the files rolled before it started.
+			// files that startup already produced are not its business.
+			must(t, c.PauseNode(1))
 			allFiles := func() (int, int) { return countLines(t, hwLine, serverLogs(t, c, 1)...) }
 			live := filepath.Join(leader.LogDir, "server.log")
 			allLines, allHW := allFiles()
@@ -70,6 +72,7 @@ func TestRotationRestart(t *testing.T) {
 			checkStill(t, want.at, settled)
 			l, h := allFiles()
 			before := wantCounts{lines: l, hw: h}
+			must(t, c.ResumeNode(1))
 
 			for _, rolls := range []int{1, 2, 3} {
 				rolled := len(serverLogs(t, c, 1))
@@ -78,6 +81,7 @@ func TestRotationRestart(t *testing.T) {
 					produceOK(ctx, t, c, topic, 25, sarama.WaitForAll)
 					sent += 25
 				}
+				must(t, c.PauseNode(1))
 				e, err := stack.StartExporter(ctx, leader, exporterBinary(t), args...)
 				must(t, err)
 				// What the restarted sidecar must read: every line written since
@@ -91,6 +95,7 @@ func TestRotationRestart(t *testing.T) {
 				t.Logf("Kafka %s: %d messages, %d roll(s) while the sidecar was down: it read %d lines and %d HW updates, as Kafka wrote",
 					version, sent, rolls, settled.lines, settled.hw)
 				before = checkStill(t, allFiles, wantCounts{lines: before.lines + settled.lines, hw: before.hw + settled.hw})
+				must(t, c.ResumeNode(1))
 			}
 		})
 	}
