@@ -19,6 +19,12 @@ var (
 	brokerResponsiveFamily = newFamily("broker_responsive", "1 if the broker answered every admin request of the last refresh in time, 0 if one failed or went unanswered.", Gauge, "broker").withDoc("In time: within the refresh's deadline, the smaller of --kafka.request-timeout and --kafka.refresh-interval.")
 )
 
+// brokerIdentifiedFamily says whether the sidecar knows which broker it runs
+// beside: in leader scope it exports no partition series until it does.
+var brokerIdentifiedFamily = newFamily("broker_identified",
+	"1 if this sidecar knows its own broker's id (--kafka.broker-id, the id its log lines name, or its --kafka.server among the advertised addresses), 0 if not.",
+	Gauge).withDoc("Leader scope only, where at 0 no partition series is exported: set `--kafka.broker-id` (alert `KafkaReplicationExporterBrokerUnidentified`).")
+
 // absentUnanswered is the README note of the families read from the leader's ListOffsets answer.
 const absentUnanswered = "Absent when the leader did not answer the last refresh."
 
@@ -64,7 +70,7 @@ func Families() []*Family {
 		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily, fileErrorFamily, fileErrorsFamily)
 	fams = append(fams, streamFamilies()...)
 	fams = append(fams,
-		upFamily, lastRefreshFamily, refreshDurationFamily,
+		upFamily, lastRefreshFamily, refreshDurationFamily, brokerIdentifiedFamily,
 		requestErrorsFamily, disagreementsFamily, topicMinISRFamily, brokerResponsiveFamily,
 		replicasFamily, isrFamily, minISRFamily, underReplicatedFamily, underMinISRFamily, atMinISRFamily, headroomFamily,
 		leaderFamily, leaderEpochFamily, hwFamily, leoFamily, stalledFamily, lastAdvanceFamily, regressionsFamily,

@@ -160,6 +160,7 @@ func refreshTable(s *admin.Snapshot) *Table {
 		{upFamily, func(int) (float64, bool) { return b2f(s.Up), true }},
 		{lastRefreshFamily, func(int) (float64, bool) { return unixSeconds(s.LastSuccess), !s.LastSuccess.IsZero() }},
 		{refreshDurationFamily, func(int) (float64, bool) { return s.Duration.Seconds(), true }},
+		{brokerIdentifiedFamily, func(int) (float64, bool) { return b2f(s.BrokerIdentified), s.LeaderScope }},
 	}}
 }
 

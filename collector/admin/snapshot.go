@@ -79,6 +79,10 @@ type Snapshot struct {
 	// Disagreements counts new disagreements between the admin API and the
 	// broker's logs since start, by Field.
 	Disagreements [NumFields]uint64
+	// BrokerIdentified: this sidecar knows its own broker's id
+	// (--kafka.broker-id, its log lines or its address); LeaderScope: it
+	// exports nothing until then.
+	BrokerIdentified, LeaderScope bool
 	// Brokers are the brokers this refresh sent requests to, sorted by id.
 	Brokers []BrokerStatus
 	// Topics are the exported topics, sorted by name.
