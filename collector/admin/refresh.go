@@ -84,7 +84,15 @@ func (f *refresher) refresh(ctx context.Context, last *Snapshot) *Snapshot {
 	if f.ownBrokerSilent(r) {
 		return f.dropOwn(snap)
 	}
-	f.ownSilent = false
+	if f.ownSilent {
+		// The first answer after a freeze can come from the broker's metadata
+		// image of before it (a SIGCONT'd broker answered as leader of
+		// partitions moved away while it was stopped, 0.1 s before it
+		// applied the change): its partitions come back one refresh later.
+		f.ownSilent = false
+		f.logger.Info("This sidecar's broker answers again; exporting its partitions from the next refresh", "broker", f.brokerID)
+		snap.Topics = nil
+	}
 	return snap
 }
 
@@ -190,8 +198,8 @@ func (f *refresher) ownBrokerSilent(r *round) bool {
 }
 
 // dropOwn is snap without its partition series, for a refresh in which this
-// sidecar's own broker did not answer (leader scope); the WARN comes once
-// per outage.
+// sidecar's own broker did not answer (leader scope), and the next one; the
+// WARN comes once per outage.
 func (f *refresher) dropOwn(snap *Snapshot) *Snapshot {
 	if !f.ownSilent {
 		f.ownSilent = true
