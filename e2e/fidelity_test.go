@@ -3,9 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -320,7 +324,9 @@ func testStallControllerFrozen(ctx context.Context, t *testing.T, c *harness.Clu
 	})
 }
 
-// testDeadBrokerSidecar (issue 24 item 2): a sidecar on every broker, all
+// testDeadBrokerSidecar (issue 24 items 1 and 2): a sidecar on every broker,
+// started as the quick start writes it (--kafka.server=localhost:PORT, no
+// --kafka.broker-id), all
 // scraped every 250 ms while one broker is frozen (SIGSTOP, then SIGCONT),
 // another stopped (SIGTERM) and the last killed (SIGKILL): at every scrape
 // each partition is exported by at most one sidecar, and once Kafka has
@@ -338,9 +344,18 @@ func testDeadBrokerSidecar(ctx context.Context, t *testing.T, c *harness.Cluster
 		Name: topic, Partitions: partitions,
 		Configs: map[string]string{"min.insync.replicas": "2"},
 	}))
-	es, err := stack.StartExporters(ctx, c, exporterBinary(t), "--kafka.refresh-interval="+interval.String())
-	must(t, err)
-	defer es.Close()
+	// As the README's quick start runs them (issue 24 item 1): the broker
+	// named localhost while it advertises 127.0.0.1, no --kafka.broker-id.
+	var es stack.Exporters
+	defer func() { es.Close() }()
+	for _, n := range c.Nodes() {
+		_, port, err := net.SplitHostPort(n.BrokerAddr)
+		must(t, err)
+		e, err := stack.StartExporter(ctx, n, exporterBinary(t), "--kafka.refresh-interval="+interval.String(),
+			"--kafka.server=localhost:"+port, "--kafka.broker-id=-1")
+		must(t, err)
+		es = append(es, e)
+	}
 	s := &sidecars{t: t, es: es}
 	onLeaders := func(m map[int32]stack.Metrics) string {
 		for p := range int32(partitions) {
@@ -354,7 +369,23 @@ func testDeadBrokerSidecar(ctx context.Context, t *testing.T, c *harness.Cluster
 		}
 		return ""
 	}
-	s.eventually(ctx, 30*time.Second, "each partition on its leader's sidecar", onLeaders)
+	s.eventually(ctx, 30*time.Second, "each sidecar found its broker at localhost and exports its leader's partitions", func(m map[int32]stack.Metrics) string {
+		for id, mm := range m {
+			if msg := expect(mm, gauge("kafka_replication_broker_identified", nil, eq(1))); msg != "" {
+				return fmt.Sprintf("sidecar %d: %s", id, msg)
+			}
+		}
+		return onLeaders(m)
+	})
+	for _, n := range c.Nodes() {
+		out, err := os.ReadFile(filepath.Join(n.Dir, "exporter.log"))
+		must(t, err)
+		for l := range strings.Lines(string(out)) {
+			if strings.Contains(l, "Detected this sidecar's broker id") {
+				t.Logf("sidecar %d: %s", n.ID, strings.TrimSpace(l))
+			}
+		}
+	}
 
 	w := watchExports(s, topic, partitions, leaderSeries)
 	defer w.stop()
