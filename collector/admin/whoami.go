@@ -164,7 +164,9 @@ func resolveAll(ctx context.Context, names map[string]bool, lookup lookupFunc) m
 	)
 	for name := range names {
 		if ip, err := netip.ParseAddr(name); err == nil {
+			mu.Lock()
 			out[name] = []netip.Addr{ip.Unmap()}
+			mu.Unlock()
 			continue
 		}
 		wg.Go(func() {
