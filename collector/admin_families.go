@@ -55,8 +55,9 @@ var (
 
 // The per-partition families with one more label: no per-topic form.
 var (
-	replicaLagFamily = newFamily("partition_replica_lag", "Leader LEO minus the follower's own LEO, in offsets.", Gauge, "partition", "replica", "topic").withDoc("ListOffsets with the debug replica id -2 sent to each replica's broker; absent when either did not answer the last refresh.")
-	stallCauseFamily = newFamily("partition_high_watermark_stall_cause", "1 for the likely cause of a stalled high watermark, only for stalled partitions.", Gauge, "cause", "partition", "topic").withDoc("Causes: `under_min_isr`; `isr_shrink_pending`, the leader logged a shrink the metadata does not show; `unknown`. Never exported without partition labels.")
+	replicaLagFamily     = newFamily("partition_replica_lag", "Leader LEO minus the follower's own LEO, in offsets.", Gauge, "partition", "replica", "topic").withDoc("ListOffsets with the debug replica id -2 sent to each replica's broker; absent when either did not answer the last refresh.")
+	replicaOfflineFamily = newFamily("partition_replica_offline", "1 for a replica that Metadata lists as offline while its broker is up: a log directory of that broker failed.", Gauge, "partition", "replica", "topic").withDoc("Only offline replicas have the series; their `partition_replica_lag` is absent then. Alert: `KafkaReplicaLogDirOffline`.")
+	stallCauseFamily     = newFamily("partition_high_watermark_stall_cause", "1 for the likely cause of a stalled high watermark, only for stalled partitions.", Gauge, "cause", "partition", "topic").withDoc("Causes: `under_min_isr`; `isr_shrink_pending`, the leader logged a shrink the metadata does not show; `unknown`. Never exported without partition labels.")
 )
 
 // Families lists every family the exporter writes (the partition-labelled
@@ -75,7 +76,7 @@ func Families() []*Family {
 		replicasFamily, isrFamily, minISRFamily, underReplicatedFamily, underMinISRFamily, atMinISRFamily, headroomFamily,
 		leaderFamily, leaderEpochFamily, hwFamily, leoFamily, stalledFamily, lastAdvanceFamily, regressionsFamily,
 		elrFamily, lastKnownELRFamily, reassigningFamily, reassignAddingFamily, reassignRemovingFamily, urpByMoveFamily,
-		replicaLagFamily, stallCauseFamily,
+		replicaLagFamily, replicaOfflineFamily, stallCauseFamily,
 	)
 	return append(fams, positionFamilies()...)
 }

@@ -96,6 +96,7 @@ type lagRow struct {
 type lagRef struct {
 	at, replica int32
 	lag         int64
+	offline     bool
 }
 
 var adminScrapePool = sync.Pool{New: func() any { return new(adminScrape) }}
@@ -235,8 +236,9 @@ func (sc *adminScrape) orderedPartitionTable() *Table {
 	return t
 }
 
-// lagTable has a row per follower whose lag the refresh read, in series
-// order: partition, replica, topic.
+// lagTable has a row per follower whose lag the refresh read, and per
+// replica offline in a failed log directory, in series order: partition,
+// replica, topic.
 func (sc *adminScrape) lagTable() *Table {
 	return &Table{
 		Prepare: func(t *Table) {
@@ -250,7 +252,7 @@ func (sc *adminScrape) lagTable() *Table {
 			refs, replicas, parts := slices.Grow(sc.lagRefs[:0], n), slices.Grow(sc.keys[:0], n), slices.Grow(sc.ids[:0], n)
 			for at, p := range sc.parts {
 				for _, l := range p.Lags {
-					refs = append(refs, lagRef{int32(at), l.Replica, l.Lag})
+					refs = append(refs, lagRef{int32(at), l.Replica, l.Lag, l.Offline})
 					replicas = append(replicas, l.Replica)
 					parts = append(parts, sc.rank[at])
 				}
@@ -269,7 +271,7 @@ func (sc *adminScrape) lagTable() *Table {
 			sc.lags = slices.Grow(sc.lags[:0], n)
 			for _, k := range sc.order {
 				r := refs[byReplica[k]]
-				sc.lags = append(sc.lags, lagRow{sc.parts[r.at], admin.ReplicaLag{Replica: r.replica, Lag: r.lag}})
+				sc.lags = append(sc.lags, lagRow{sc.parts[r.at], admin.ReplicaLag{Replica: r.replica, Lag: r.lag, Offline: r.offline}})
 			}
 			t.Rows = len(sc.lags)
 		},
@@ -278,7 +280,8 @@ func (sc *adminScrape) lagTable() *Table {
 			values[0], values[1], values[2] = idLabel(l.p.Partition), idLabel(l.Replica), l.p.Topic
 		},
 		Columns: []Column{
-			{replicaLagFamily, func(row int) (float64, bool) { return float64(sc.lags[row].Lag), true }},
+			{replicaLagFamily, func(row int) (float64, bool) { return float64(sc.lags[row].Lag), !sc.lags[row].Offline }},
+			{replicaOfflineFamily, func(row int) (float64, bool) { return 1, sc.lags[row].Offline }},
 		},
 	}
 }

@@ -1,6 +1,9 @@
 package admin
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Request names an admin request kind, for the request error counters.
 type Request int
@@ -124,7 +127,8 @@ type Partition struct {
 	// when both HW and LEO were answered in this refresh.
 	Stalled    bool
 	StallCause StallCause // StallNone unless Stalled
-	// Lags are the followers that answered, in replica-list order.
+	// Lags are the followers that answered, in replica-list order, then
+	// the replicas offline in a failed log directory.
 	Lags []ReplicaLag
 
 	// Sizes of the Eligible Leader Replicas (KIP-966: clean candidates
@@ -149,7 +153,18 @@ type Partition struct {
 // ReplicaLag is how far a follower's log end offset is behind the leader's.
 type ReplicaLag struct {
 	Replica int32 // broker id
-	Lag     int64 // offsets, never negative
+	Lag     int64 // offsets, never negative; 0 when Offline
+	// Offline: Metadata lists the replica as offline while its broker is
+	// alive, which is a failed log directory; it has no lag then.
+	Offline bool
+}
+
+// String is "{replica lag}", or "{replica offline}".
+func (l ReplicaLag) String() string {
+	if l.Offline {
+		return fmt.Sprintf("{%d offline}", l.Replica)
+	}
+	return fmt.Sprintf("{%d %d}", l.Replica, l.Lag)
 }
 
 // UnderReplicated reports an ISR smaller than the replica set.
