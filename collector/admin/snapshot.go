@@ -153,10 +153,11 @@ type Partition struct {
 // ReplicaLag is how far a follower's log end offset is behind the leader's.
 type ReplicaLag struct {
 	Replica int32 // broker id
-	Lag     int64 // offsets, never negative; 0 when Offline
 	// Offline: Metadata lists the replica as offline while its broker is
-	// alive, which is a failed log directory; it has no lag then.
+	// alive, which is a failed log directory; it has no lag then. Beside
+	// Replica, it keeps the struct at 16 bytes.
 	Offline bool
+	Lag     int64 // offsets, never negative; 0 when Offline
 }
 
 // String is "{replica lag}", or "{replica offline}".
