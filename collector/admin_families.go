@@ -27,6 +27,12 @@ var (
 		withDoc("In time: within the refresh's deadline, the smaller of --kafka.request-timeout and --kafka.refresh-interval.")
 )
 
+// brokerIdentifiedFamily says whether the sidecar knows which broker it runs
+// beside: in leader scope it exports no partition series until it does.
+var brokerIdentifiedFamily = newFamily("broker_identified",
+	"1 if this sidecar knows its own broker's id (--kafka.broker-id, the id its log lines name, or its --kafka.server among the advertised addresses), 0 if not.",
+	Gauge).withDoc("Leader scope only, where at 0 no partition series is exported: set `--kafka.broker-id` (alert `KafkaReplicationExporterBrokerUnidentified`).")
+
 // absentUnanswered is the README note of the families read from the leader's ListOffsets answer.
 const absentUnanswered = "Absent when the leader did not answer the last refresh."
 
@@ -118,6 +124,10 @@ var (
 		"Leader LEO minus the follower's own LEO, in offsets.",
 		Gauge, "partition", "replica", "topic").
 		withDoc("ListOffsets with the debug replica id -2 sent to each replica's broker; absent when either did not answer the last refresh.")
+	replicaOfflineFamily = newFamily("partition_replica_offline",
+		"1 for a replica that Metadata lists as offline while its broker is up: a log directory of that broker failed.",
+		Gauge, "partition", "replica", "topic").
+		withDoc("Only offline replicas have the series; their `partition_replica_lag` is absent then. Alert: `KafkaReplicaLogDirOffline`.")
 	stallCauseFamily = newFamily("partition_high_watermark_stall_cause",
 		"1 for the likely cause of a stalled high watermark, only for stalled partitions.",
 		Gauge, "cause", "partition", "topic").
@@ -136,12 +146,12 @@ func Families() []*Family {
 		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily, fileErrorFamily, fileErrorsFamily)
 	fams = append(fams, streamFamilies()...)
 	fams = append(fams,
-		upFamily, lastRefreshFamily, refreshDurationFamily,
+		upFamily, lastRefreshFamily, refreshDurationFamily, brokerIdentifiedFamily,
 		requestErrorsFamily, disagreementsFamily, topicMinISRFamily, brokerResponsiveFamily,
 		replicasFamily, isrFamily, minISRFamily, underReplicatedFamily, underMinISRFamily, atMinISRFamily, headroomFamily,
 		leaderFamily, leaderEpochFamily, hwFamily, leoFamily, lsoFamily, stalledFamily, lastAdvanceFamily, regressionsFamily,
 		elrFamily, lastKnownELRFamily, reassigningFamily, reassignAddingFamily, reassignRemovingFamily, urpByMoveFamily,
-		replicaLagFamily, stallCauseFamily,
+		replicaLagFamily, replicaOfflineFamily, stallCauseFamily,
 	)
 	fams = append(fams, adminUnusableFamilies()...)
 	fams = append(fams, consumerGroupFamilies()...)

@@ -69,12 +69,13 @@ var partitionColumns = []rowColumn[*admin.Partition]{
 // between scrapes. Its tables lay it out (list) only when one of their
 // families is written.
 type adminScrape struct {
-	s      *admin.Snapshot
-	listed bool               // parts lists s's partitions
-	ranked bool               // rank is set for parts
-	parts  []*admin.Partition // by topic, then partition number (snapshot order)
-	lags   []lagRow           // in series order
-	stalls []int32            // indexes into parts
+	s       *admin.Snapshot
+	listed  bool               // parts lists s's partitions
+	ranked  bool               // rank is set for parts
+	parts   []*admin.Partition // by topic, then partition number (snapshot order)
+	lags    []lagRow           // in series order
+	stalls  []int32            // indexes into parts
+	offline []lagRow           // replicas offline in a failed log directory
 
 	// Scratch of the series order (below).
 	ordered []*admin.Partition
@@ -95,7 +96,7 @@ type lagRow struct {
 // lagRef is a lag of parts[at], as read in snapshot order.
 type lagRef struct {
 	at, replica int32
-	lag         int64
+	lag         int64 // -1: offline (a bool would grow the ref by half)
 }
 
 var adminScrapePool = sync.Pool{New: func() any { return new(adminScrape) }}
@@ -113,7 +114,7 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	}
 	sc := adminScrapePool.Get().(*adminScrape)
 	sc.s, sc.listed, sc.ranked = s, false, false
-	tables = append(tables, sc.orderedPartitionTable(), sc.lagTable(), sc.stallTable())
+	tables = append(tables, sc.orderedPartitionTable(), sc.lagTable(), sc.offlineTable(), sc.stallTable())
 	if s.Groups != nil {
 		tables = append(tables, groupPartitionTable(s))
 	}
@@ -125,6 +126,7 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 		clear(sc.parts) // drop the pointers into the snapshot
 		clear(sc.ordered)
 		clear(sc.lags)
+		clear(sc.offline)
 		adminScrapePool.Put(sc)
 	}
 }
@@ -170,6 +172,7 @@ func refreshTable(s *admin.Snapshot) *Table {
 		{upFamily, func(int) (float64, bool) { return b2f(s.Up), true }},
 		{lastRefreshFamily, func(int) (float64, bool) { return unixSeconds(s.LastSuccess), !s.LastSuccess.IsZero() }},
 		{refreshDurationFamily, func(int) (float64, bool) { return s.Duration.Seconds(), true }},
+		{brokerIdentifiedFamily, func(int) (float64, bool) { return b2f(s.BrokerIdentified), s.LeaderScope }},
 	}}
 }
 
@@ -273,7 +276,8 @@ func (sc *adminScrape) orderedPartitionTable() *Table {
 }
 
 // lagTable has a row per follower whose lag the refresh read, in series
-// order: partition, replica, topic.
+// order: partition, replica, topic; a replica offline in a failed log
+// directory has a row without a value (offlineTable has it).
 func (sc *adminScrape) lagTable() *Table {
 	return &Table{
 		Prepare: func(t *Table) {
@@ -287,7 +291,11 @@ func (sc *adminScrape) lagTable() *Table {
 			refs, replicas, parts := slices.Grow(sc.lagRefs[:0], n), slices.Grow(sc.keys[:0], n), slices.Grow(sc.ids[:0], n)
 			for at, p := range sc.parts {
 				for _, l := range p.Lags {
-					refs = append(refs, lagRef{int32(at), l.Replica, l.Lag})
+					lag := l.Lag
+					if l.Offline {
+						lag = -1
+					}
+					refs = append(refs, lagRef{int32(at), l.Replica, lag})
 					replicas = append(replicas, l.Replica)
 					parts = append(parts, sc.rank[at])
 				}
@@ -306,7 +314,7 @@ func (sc *adminScrape) lagTable() *Table {
 			sc.lags = slices.Grow(sc.lags[:0], n)
 			for _, k := range sc.order {
 				r := refs[byReplica[k]]
-				sc.lags = append(sc.lags, lagRow{sc.parts[r.at], admin.ReplicaLag{Replica: r.replica, Lag: r.lag}})
+				sc.lags = append(sc.lags, lagRow{sc.parts[r.at], admin.ReplicaLag{Replica: r.replica, Lag: max(r.lag, 0), Offline: r.lag < 0}})
 			}
 			t.Rows = len(sc.lags)
 		},
@@ -315,7 +323,34 @@ func (sc *adminScrape) lagTable() *Table {
 			values[0], values[1], values[2] = idLabel(l.p.Partition), idLabel(l.Replica), l.p.Topic
 		},
 		Columns: []Column{
-			{replicaLagFamily, func(row int) (float64, bool) { return float64(sc.lags[row].Lag), true }},
+			{replicaLagFamily, func(row int) (float64, bool) { return float64(sc.lags[row].Lag), !sc.lags[row].Offline }},
+		},
+	}
+}
+
+// offlineTable has a row per replica offline in a failed log directory: a
+// table of its own, almost always empty, rather than a second column of the
+// lag table's 200k rows.
+func (sc *adminScrape) offlineTable() *Table {
+	return &Table{
+		Prepare: func(t *Table) {
+			sc.list()
+			sc.offline = sc.offline[:0]
+			for _, p := range sc.parts {
+				for _, l := range p.Lags {
+					if l.Offline {
+						sc.offline = append(sc.offline, lagRow{p, l})
+					}
+				}
+			}
+			t.Rows = len(sc.offline)
+		},
+		Labels: func(row int, values []string) {
+			l := &sc.offline[row]
+			values[0], values[1], values[2] = idLabel(l.p.Partition), idLabel(l.Replica), l.p.Topic
+		},
+		Columns: []Column{
+			{replicaOfflineFamily, func(int) (float64, bool) { return 1, true }},
 		},
 	}
 }

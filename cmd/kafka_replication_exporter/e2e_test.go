@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -112,7 +113,45 @@ func fakeCluster(t *testing.T) string {
 	// The group billing has read everything it can: on orders/0, whose HW
 	// is stalled below two records, it is starved by replication.
 	commitGroup(t, addr, "billing", "orders", map[int32]int64{0: 5, 1: 3})
+	offlineReplica(t, c, "payments", 2, 1)
 	return addr
+}
+
+// offlineReplica makes Metadata list replica r of topic/p as offline from
+// now on (broker r stays up: a failed log directory), so the scrape has the
+// family that exists only then. kfake has no log directories.
+func offlineReplica(t *testing.T, c *kfake.Cluster, topic string, p, r int32) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	base, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		resp := *base
+		resp.Version = kreq.GetVersion()
+		resp.Topics = slices.Clone(resp.Topics)
+		for i := range resp.Topics {
+			rt := &resp.Topics[i]
+			if rt.Topic == nil || *rt.Topic != topic {
+				continue
+			}
+			rt.Partitions = slices.Clone(rt.Partitions)
+			for j := range rt.Partitions {
+				if rp := &rt.Partitions[j]; rp.Partition == p {
+					rp.OfflineReplicas = []int32{r}
+				}
+			}
+		}
+		return &resp, nil, true
+	})
 }
 
 // startSidecar parses serve flags and runs the sidecar parts in-process.

@@ -48,6 +48,8 @@ func New(cfg *Config, opts Options) *Poller {
 		logger:   logger,
 		now:      time.Now,
 		brokerID: cfg.BrokerID,
+		lookup:   lookupHost,
+		host:     ownAddrs(),
 		build:    newBuilder(cfg, opts.LogStore, logger),
 	}}
 	p.snap.Store(&Snapshot{})
@@ -114,6 +116,7 @@ func (p *Poller) refresh(ctx context.Context) {
 	}
 	s.Disagreements = p.build.disagreements
 	s.Sent = p.sent()
+	s.BrokerIdentified, s.LeaderScope = p.brokerID >= 0, p.cfg.Scope == ScopeLeader
 	p.snap.Store(s)
 }
 

@@ -596,6 +596,8 @@ func (v fakeLogStore) ObserveISR(topic string, partition int32, size int) {
 // Retain is told nothing a test looks at.
 func (v fakeLogStore) Retain(func(string) bool, func(logparse.PartitionKey) bool) {}
 
+func (v fakeLogStore) LogBrokerID() (int32, bool) { return -1, false }
+
 // retainSpy is a fakeLogStore that hands what Retain is told to retain.
 type retainSpy struct {
 	fakeLogStore

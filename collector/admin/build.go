@@ -153,9 +153,9 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 		if ts.MinISRConfig > 0 {
 			s.MinISR = min(ts.MinISRConfig, s.Replicas)
 		}
+		from := len(lags)
 		if leo.ok {
 			s.LEO, s.LEOKnown = leo.offset, true
-			from := len(lags)
 			for _, r := range pp.replicas {
 				if r == pp.leader {
 					continue
@@ -166,9 +166,16 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 					lags = append(lags, ReplicaLag{Replica: r, Lag: max(s.LEO-got.offsets.leoAt[f].offset, 0)})
 				}
 			}
-			if len(lags) > from {
-				s.Lags = lags[from:len(lags):len(lags)]
+		}
+		// A replica in a failed log directory has no LEO to lag by: it is
+		// exported as offline instead of going missing.
+		for _, r := range pp.offlineDir {
+			if r != pp.leader {
+				lags = append(lags, ReplicaLag{Replica: r, Offline: true})
 			}
+		}
+		if len(lags) > from {
+			s.Lags = lags[from:len(lags):len(lags)]
 		}
 		if hwKnown && hw.stalled {
 			s.Stalled, s.StallCause = true, b.stallCause(&s)

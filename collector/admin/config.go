@@ -69,7 +69,8 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 		StringsVar(&c.Servers)
 	cmd.Flag("kafka.version", "Kafka version used to choose request versions (a floor is safe; sarama clamps to what the broker advertises).").
 		Default("3.9.0").StringVar(&c.Version)
-	cmd.Flag("kafka.broker-id", "Broker id of the broker this sidecar runs beside; -1 = find it by matching --kafka.server to the broker list.").
+	cmd.Flag("kafka.broker-id", "Broker id of the broker this sidecar runs beside; -1 = find it: the id its log lines name, "+
+		"else the broker advertised at --kafka.server's IP and port.").
 		Default("-1").Int32Var(&c.BrokerID)
 	cmd.Flag("scope", "Which partitions the admin-derived series cover: leader (partitions led by this broker) or cluster (all).").
 		Default(ScopeLeader).EnumVar(&c.Scope, ScopeLeader, ScopeCluster)

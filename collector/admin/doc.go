@@ -25,6 +25,7 @@
 //	groups_config.go the consumer-side flags (groups, last stable offset)
 //	config.go        the flags and the client configurations
 //	brokers.go       one connection per broker, a request with a deadline
+//	whoami.go        which advertised broker is a --kafka.server
 //	round.go         one refresh's dealings with the brokers
 //	loglevel.go      --kafka.partition-log-level
 //	metadata.go      stage 1: Metadata

@@ -29,6 +29,10 @@ type LogStore interface {
 	// this sidecar's broker id is unknown), so that the state of deleted
 	// topics and of replicas moved away, and with it their series, goes.
 	Retain(exists func(topic string) bool, hosted func(logparse.PartitionKey) bool)
+	// LogBrokerID returns the broker id this broker's own log lines name
+	// ("[Partition t-0 broker=1]", "[Broker id=1]"); ok is false until a
+	// line named one, or when lines named several.
+	LogBrokerID() (id int32, ok bool)
 }
 
 // sourceJoin merges the admin view of a partition with the log's: for the
@@ -92,6 +96,14 @@ func (j *sourceJoin) retain(exists func(string) bool, hosted func(logparse.Parti
 	if j.logs != nil {
 		j.logs.Retain(exists, hosted)
 	}
+}
+
+// logBroker is the broker id the log lines name, if they name exactly one.
+func (j *sourceJoin) logBroker() (int32, bool) {
+	if j.logs == nil {
+		return -1, false
+	}
+	return j.logs.LogBrokerID()
 }
 
 func (j *sourceJoin) pick(k logparse.PartitionKey, field Field, admin int64, adminAt time.Time, log int64, logAt time.Time, count func(Field)) int64 {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -115,19 +114,6 @@ func advertised(md *sarama.MetadataResponse) map[int32]string {
 		brokers[b.ID()] = b.Addr()
 	}
 	return brokers
-}
-
-// brokerAtServer finds this sidecar's broker by matching a --kafka.server
-// address to the advertised broker addresses.
-func brokerAtServer(brokers map[int32]string, servers []string) (int32, bool) {
-	for id, addr := range brokers {
-		for _, s := range servers {
-			if strings.EqualFold(addr, s) {
-				return id, true
-			}
-		}
-	}
-	return -1, false
 }
 
 // existing returns which topics a Metadata answer lists and which

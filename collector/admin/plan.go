@@ -36,6 +36,9 @@ type plannedPartition struct {
 	epoch    int32
 	isr      int32 // ISR size: the ISR and offline replica lists are read by plan only
 	export   bool
+	// offlineDir are the replicas Metadata lists as offline whose broker is
+	// alive (a failed log directory), of exported partitions; nil mostly.
+	offlineDir []int32
 	// leoBase is the first of this partition's LEO answer slots, one per
 	// entry of replicas (offsets.leoAt); -1 when it is not exported.
 	leoBase int32
@@ -149,6 +152,11 @@ func plan(md *sarama.MetadataResponse, brokers map[int32]string, brokerID int32,
 				p.leoSlots += len(pm.Replicas)
 				if missing := outOfISR(pm.Replicas, pm.Isr); missing != nil {
 					p.outOfISR[idx] = missing
+				}
+				for _, r := range pm.OfflineReplicas {
+					if _, live := brokers[r]; live {
+						pp.offlineDir = append(pp.offlineDir, r)
+					}
 				}
 				if online {
 					for _, r := range pm.Replicas {

@@ -2,7 +2,11 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin/elr"
@@ -25,9 +29,14 @@ type refresher struct {
 	groups   *groupCollector  // nil: consumer groups are not read (fetch_groups.go)
 	brokers  map[int32]string // advertised addresses, from the last Metadata
 	brokerID int32            // configured or detected; -1 = unknown
-	noIDWarn bool
-	build    builder
-	errors   [NumRequests]uint64 // failed requests since start
+	idAddr   string           // the address brokerID was matched by; "" = not by address
+	idWarned bool             // the WARN that it is unknown was logged
+	lookup   lookupFunc       // host name resolution (whoami.go); tests inject one
+	host     hostAddrs        // this host's addresses, read once
+	// ownSilent: the last refresh did not reach this sidecar's broker.
+	ownSilent bool
+	build     builder
+	errors    [NumRequests]uint64 // failed requests since start
 }
 
 // refresh runs one poll cycle and returns the snapshot to publish after
@@ -50,12 +59,18 @@ func (f *refresher) refresh(ctx context.Context, last *Snapshot) *Snapshot {
 	md, err := r.askMetadata(ctx, metadataCandidates(f.brokers, f.brokerID, f.cfg.Servers), f.budget()/2)
 	if err != nil {
 		f.logger.Warn("Kafka metadata refresh failed, up=0", "err", err)
-		return f.failed(last, started, r.statuses())
+		snap := f.failed(last, started, r.statuses())
+		if f.ownBrokerSilent(r) {
+			return f.dropOwn(snap)
+		}
+		return snap
 	}
 	mdAt := f.now()
 	f.brokers = advertised(md)
 	r.brokers = f.brokers
-	f.detectBrokerID()
+	// On the first refresh the answer could not be told by broker yet.
+	r.recordAt(r.metadataAddr, true)
+	f.detectBrokerID(ctx)
 	f.build.join.retain(existing(md, f.brokerID))
 
 	p := plan(md, f.brokers, f.brokerID, f.cfg.Scope == ScopeCluster, f.filter)
@@ -65,6 +80,20 @@ func (f *refresher) refresh(ctx context.Context, last *Snapshot) *Snapshot {
 	snap.LastSuccess = mdAt
 	snap.Brokers = r.statuses()
 	snap.Duration = time.Since(started)
+	// Metadata may have come from a bootstrap server while this sidecar's
+	// own broker is dead or frozen and still named leader.
+	if f.ownBrokerSilent(r) {
+		return f.dropOwn(snap)
+	}
+	if f.ownSilent {
+		// The first answer after a freeze can come from the broker's metadata
+		// image of before it (a SIGCONT'd broker answered as leader of
+		// partitions moved away while it was stopped, 0.1 s before it
+		// applied the change): its partitions come back one refresh later.
+		f.ownSilent = false
+		f.logger.Info("This sidecar's broker answers again; exporting its partitions from the next refresh", "broker", f.brokerID)
+		snap.Topics = nil
+	}
 	return snap
 }
 
@@ -105,20 +134,80 @@ func (f *refresher) failed(last *Snapshot, started time.Time, brokers []BrokerSt
 }
 
 // detectBrokerID finds this sidecar's broker among the advertised ones,
-// unless --kafka.broker-id named it.
-func (f *refresher) detectBrokerID() {
+// unless --kafka.broker-id named it: the id its own log lines carry, else
+// the broker advertised at a --kafka.server (whoami.go). The address match
+// is made again only while it is unknown or when its address changed.
+func (f *refresher) detectBrokerID(ctx context.Context) {
 	if f.cfg.BrokerID >= 0 {
 		return
 	}
-	if id, ok := brokerAtServer(f.brokers, f.cfg.Servers); ok {
-		if f.brokerID != id {
-			f.logger.Info("Detected this sidecar's broker id", "broker", id, "address", f.brokers[id])
+	if id, ok := f.build.join.logBroker(); ok {
+		if _, advertised := f.brokers[id]; advertised {
+			if f.brokerID != id {
+				f.logger.Info("Detected this sidecar's broker id from its log lines", "broker", id, "address", f.brokers[id])
+				if f.brokerID >= 0 {
+					f.logger.Warn("This broker's log lines name another broker id than its --kafka.server address; the log lines win",
+						"log_broker", id, "address_broker", f.brokerID)
+				}
+			}
+			f.brokerID, f.idAddr, f.idWarned = id, "", false
+			return
 		}
-		f.brokerID = id
+	}
+	if f.brokerID >= 0 && f.idAddr != "" && f.brokers[f.brokerID] == f.idAddr {
 		return
 	}
-	if f.cfg.Scope == ScopeLeader && !f.noIDWarn {
-		f.noIDWarn = true
-		f.logger.Warn("No --kafka.server matches an advertised broker address; set --kafka.broker-id. Leader-scoped partition series stay empty until then.")
+	ctx, cancel := context.WithTimeout(ctx, max(f.budget()/4, 100*time.Millisecond))
+	defer cancel()
+	m := brokerAtServer(ctx, f.brokers, f.cfg.Servers, f.lookup, f.host)
+	if m.id >= 0 {
+		if f.brokerID != m.id {
+			f.logger.Info("Detected this sidecar's broker id", "broker", m.id, "address", f.brokers[m.id], "server", strings.Join(f.cfg.Servers, ","), "match", m.how)
+		}
+		f.brokerID, f.idAddr, f.idWarned = m.id, f.brokers[m.id], false
+		return
 	}
+	f.brokerID, f.idAddr = -1, ""
+	if !f.idWarned {
+		f.idWarned = true
+		msg := "No --kafka.server matches an advertised broker address and the log lines name no broker; " +
+			"set --kafka.broker-id. kafka_replication_broker_identified is 0"
+		if f.cfg.Scope == ScopeLeader {
+			msg += " and leader-scoped partition series stay empty until then"
+		}
+		f.logger.Warn(msg+".", "server", strings.Join(f.cfg.Servers, ","), "advertised", advertisedList(f.brokers), "matching_equally", m.ambiguous)
+	}
+}
+
+// advertisedList renders the broker addresses as "id=host:port …", by id.
+func advertisedList(brokers map[int32]string) string {
+	ids := slices.Sorted(maps.Keys(brokers))
+	var b strings.Builder
+	for _, id := range ids {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%d=%s", id, brokers[id])
+	}
+	return b.String()
+}
+
+// ownBrokerSilent reports whether, in leader scope, this sidecar's broker
+// answered nothing this refresh: it then cannot be leading anything
+// current, and the new leaders' sidecars export its partitions.
+func (f *refresher) ownBrokerSilent(r *round) bool {
+	return f.cfg.Scope == ScopeLeader && f.brokerID >= 0 && !r.reachedBroker(f.brokerID)
+}
+
+// dropOwn is snap without its partition series, for a refresh in which this
+// sidecar's own broker did not answer (leader scope), and the next one; the
+// WARN comes once per outage.
+func (f *refresher) dropOwn(snap *Snapshot) *Snapshot {
+	if !f.ownSilent {
+		f.ownSilent = true
+		f.logger.Warn("This sidecar's broker did not answer; dropping its leader-scope partition series until it does",
+			"broker", f.brokerID, "address", f.brokers[f.brokerID])
+	}
+	snap.Topics = nil
+	return snap
 }

@@ -29,11 +29,15 @@ type round struct {
 
 	mu       sync.Mutex
 	answered map[int32]bool      // by broker id: every request answered in time
+	reached  map[int32]bool      // by broker id: some request answered
 	errors   [NumRequests]uint64 // failed requests
 }
 
 func newRound(pool *brokerPool, brokers map[int32]string, last []BrokerStatus, probe time.Duration, logger *slog.Logger) *round {
-	r := &round{pool: pool, logger: logger, brokers: brokers, slow: make(map[int32]bool), probe: probe, answered: make(map[int32]bool)}
+	r := &round{
+		pool: pool, logger: logger, brokers: brokers, slow: make(map[int32]bool), probe: probe,
+		answered: make(map[int32]bool), reached: make(map[int32]bool),
+	}
 	for _, b := range last {
 		if !b.Responsive {
 			r.slow[b.ID] = true
@@ -48,6 +52,16 @@ func (r *round) record(id int32, answered bool) {
 	defer r.mu.Unlock()
 	prev, seen := r.answered[id]
 	r.answered[id] = answered && (prev || !seen)
+	if answered {
+		r.reached[id] = true
+	}
+}
+
+// reachedBroker reports whether broker id answered some request this round.
+func (r *round) reachedBroker(id int32) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reached[id]
 }
 
 // recordAt is record for the broker advertised at addr, if it is known.

@@ -1,6 +1,9 @@
 package admin
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Request names an admin request kind, for the request error counters.
 type Request int
@@ -96,6 +99,10 @@ type Snapshot struct {
 	// Disagreements counts new disagreements between the admin API and the
 	// broker's logs since start, by Field.
 	Disagreements [NumFields]uint64
+	// BrokerIdentified: this sidecar knows its own broker's id
+	// (--kafka.broker-id, its log lines or its address); LeaderScope: it
+	// exports nothing until then.
+	BrokerIdentified, LeaderScope bool
 	// Brokers are the brokers this refresh sent requests to, sorted by id.
 	Brokers []BrokerStatus
 	// Topics are the exported topics, sorted by name.
@@ -154,7 +161,8 @@ type Partition struct {
 	// when both HW and LEO were answered in this refresh.
 	Stalled    bool
 	StallCause StallCause // StallNone unless Stalled
-	// Lags are the followers that answered, in replica-list order.
+	// Lags are the followers that answered, in replica-list order, then
+	// the replicas offline in a failed log directory.
 	Lags []ReplicaLag
 
 	// Sizes of the Eligible Leader Replicas (KIP-966: clean candidates
@@ -179,7 +187,19 @@ type Partition struct {
 // ReplicaLag is how far a follower's log end offset is behind the leader's.
 type ReplicaLag struct {
 	Replica int32 // broker id
-	Lag     int64 // offsets, never negative
+	// Offline: Metadata lists the replica as offline while its broker is
+	// alive, which is a failed log directory; it has no lag then. Beside
+	// Replica, it keeps the struct at 16 bytes.
+	Offline bool
+	Lag     int64 // offsets, never negative; 0 when Offline
+}
+
+// String is "{replica lag}", or "{replica offline}".
+func (l ReplicaLag) String() string {
+	if l.Offline {
+		return fmt.Sprintf("{%d offline}", l.Replica)
+	}
+	return fmt.Sprintf("{%d %d}", l.Replica, l.Lag)
 }
 
 // UnderReplicated reports an ISR smaller than the replica set.

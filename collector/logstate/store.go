@@ -107,6 +107,10 @@ type Store struct {
 	// (counted by type still) and counted in refused.
 	maxParts int
 	refused  uint64
+
+	// broker is the broker id the lines name: -1 before one did, -2 once
+	// they named several (LogBrokerID).
+	broker int32
 }
 
 // DefaultMaxPartitions is the default bound on the partitions a Store keeps
@@ -127,6 +131,7 @@ func NewStore(filter func(topic string) bool) *Store {
 		pendingUnclean: make(map[logparse.PartitionKey]uint64),
 		now:            time.Now,
 		maxParts:       DefaultMaxPartitions,
+		broker:         -1,
 	}
 }
 
@@ -217,6 +222,9 @@ func (b *storeBatch) release() {
 // apply is Apply with s.mu held.
 func (s *Store) apply(ev *logparse.Event) {
 	s.events[ev.Type]++
+	if ev.Broker >= 0 && ev.Broker != s.broker && s.broker != -2 {
+		s.noteBroker(ev.Broker)
+	}
 	wall := s.wallNow()
 	at := ev.Time
 	if at.IsZero() {
@@ -336,6 +344,24 @@ func (s *Store) apply(ev *logparse.Event) {
 		p.leader, p.leaderEpoch, p.epochAt = false, ev.LeaderEpoch, wall
 		p.shrinkPending = false
 	}
+}
+
+// noteBroker keeps the first broker id the lines name, or -2 once they
+// name another: logs of several brokers say nothing about this one.
+func (s *Store) noteBroker(id int32) {
+	if s.broker == -1 {
+		s.broker = id
+	} else {
+		s.broker = -2
+	}
+}
+
+// LogBrokerID implements admin.LogStore: the broker id this broker's own
+// log lines name, when they all name the same one.
+func (s *Store) LogBrokerID() (int32, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.broker, s.broker >= 0
 }
 
 // partition finds (or makes) ev's partition state. nil means the topic

@@ -301,3 +301,20 @@ func TestStoreCountsLoweredHighWatermarks(t *testing.T) {
 		t.Errorf("orders-0 HW %d (%v), want 1390", p.HW, p.HasHW)
 	}
 }
+
+// TestStoreLogBrokerID: the broker id the lines name is this broker's, until
+// lines name a second one (the logs of several brokers).
+func TestStoreLogBrokerID(t *testing.T) {
+	s := NewStore(nil)
+	if id, ok := s.LogBrokerID(); ok {
+		t.Errorf("no line yet: want no broker id, got %d", id)
+	}
+	applyLines(t, s, line(isrUpd, "1", "orders-0", "1,2,3", "5"), line(isrUpd, "2", "orders-1", "1,2", "6"))
+	if id, ok := s.LogBrokerID(); !ok || id != 1 {
+		t.Errorf("want broker 1 from its lines, got %d %v", id, ok)
+	}
+	applyLines(t, s, strings.Replace(line(isrUpd, "3", "orders-0", "1,2,3", "7"), "broker=1", "broker=2", 1))
+	if id, ok := s.LogBrokerID(); ok {
+		t.Errorf("lines of brokers 1 and 2: want no broker id, got %d", id)
+	}
+}
