@@ -33,8 +33,10 @@ type refresher struct {
 	idWarned bool             // the WARN that it is unknown was logged
 	lookup   lookupFunc       // host name resolution (whoami.go); tests inject one
 	host     hostAddrs        // this host's addresses, read once
-	// ownSilent: the last refresh did not reach this sidecar's broker.
+	// ownSilent: the last refresh did not reach this sidecar's broker;
+	// rejoinAt: when it answers again, its partitions are exported from then.
 	ownSilent bool
+	rejoinAt  time.Time
 	build     builder
 	errors    [NumRequests]uint64 // failed requests since start
 }
@@ -86,15 +88,25 @@ func (f *refresher) refresh(ctx context.Context, last *Snapshot) *Snapshot {
 		return f.dropOwn(snap)
 	}
 	if f.ownSilent {
-		// The first answer after a freeze can come from the broker's metadata
-		// image of before it (a SIGCONT'd broker answered as leader of
-		// partitions moved away while it was stopped, 0.1 s before it
-		// applied the change): its partitions come back one refresh later.
+		// The first answers after a freeze can come from the broker's
+		// metadata image of before it (a SIGCONT'd broker answered as leader
+		// of partitions moved away while it was stopped, until it caught up
+		// with the controller): its partitions come back after rejoinHold.
 		f.ownSilent = false
-		f.logger.Info("This sidecar's broker answers again; exporting its partitions from the next refresh", "broker", f.brokerID)
+		f.rejoinAt = f.now().Add(f.rejoinHold())
+		f.logger.Info("This sidecar's broker answers again; exporting its partitions once it has caught up", "broker", f.brokerID, "after", f.rejoinHold())
+	}
+	if f.now().Before(f.rejoinAt) {
 		snap.Topics = nil
 	}
 	return snap
+}
+
+// rejoinHold is how long a broker that answers again after a silence is
+// not trusted to lead: two refreshes, and at least the few heartbeats a
+// resumed broker takes to catch up with the controller's metadata.
+func (f *refresher) rejoinHold() time.Duration {
+	return max(2*f.cfg.RefreshInterval, 5*time.Second)
 }
 
 // budget is how long one refresh may wait for Kafka: never longer than a

@@ -185,7 +185,7 @@ func TestPollerOwnBrokerDownLeaderScope(t *testing.T) {
 	// Frozen own broker, Metadata from a bootstrap server: still nothing.
 	f, fz := frozenCluster(t)
 	addrs := f.C.ListenAddrs()
-	a, _ = newTestPoller(t, []string{addrs[2], addrs[0]}, 2, ScopeLeader, Options{}, func(c *Config) { c.RequestTimeout = time.Second })
+	a, clock := newTestPoller(t, []string{addrs[2], addrs[0]}, 2, ScopeLeader, Options{}, func(c *Config) { c.RequestTimeout = time.Second })
 	a.refresh(context.Background())
 	expect(t, "before the freeze", table(a.Snapshot(), func(p *Partition) any { return p.Leader }), "orders/2=2")
 	fz.set(2, true)
@@ -196,8 +196,8 @@ func TestPollerOwnBrokerDownLeaderScope(t *testing.T) {
 	}
 	expect(t, "brokers while frozen", brokersOf(s), "0=true 1=true 2=false")
 	fz.set(2, false)
-	// Back: the first answer may be the broker's stale metadata image, so
-	// its partitions come back one refresh later.
+	// Back: the first answers may be the broker's stale metadata image, so
+	// its partitions come back after rejoinHold (two refreshes, at least 5s).
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		a.refresh(context.Background())
@@ -209,8 +209,12 @@ func TestPollerOwnBrokerDownLeaderScope(t *testing.T) {
 			t.Fatalf("broker 2 not answering after the thaw: %s", brokersOf(a.Snapshot()))
 		}
 	}
+	clock.Advance(29 * time.Second)
 	a.refresh(context.Background())
-	expect(t, "next refresh", table(a.Snapshot(), func(p *Partition) any { return p.Leader }), "orders/2=2")
+	expect(t, "a refresh within the hold", table(a.Snapshot(), func(p *Partition) any { return p.Leader }), "")
+	clock.Advance(time.Second)
+	a.refresh(context.Background())
+	expect(t, "the refresh after the hold", table(a.Snapshot(), func(p *Partition) any { return p.Leader }), "orders/2=2")
 }
 
 // TestPollerOwnBrokerDownClusterScope: in cluster scope the grace stays
