@@ -29,10 +29,16 @@ func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader,
 		got fetched
 		wg  sync.WaitGroup
 	)
-	wg.Go(func() { got.offsets = fetchOffsets(ctx, r, p) })
+	wg.Go(func() {
+		got.offsets = fetchOffsets(ctx, r, p)
+		// After the offsets: a KRaft broker forwards ListPartitionReassignments
+		// to the controller, and Kafka answers one connection's requests in
+		// order, so with the controller frozen the HW and LEO reads waited
+		// behind it until the deadline, every refresh, and no stall was seen.
+		got.reassign = fetchReassignments(ctx, r, p)
+	})
 	wg.Go(func() { got.minISR = fetchMinISR(ctx, r, p) })
 	wg.Go(func() { got.elr = fetchELR(ctx, r, p, elrReader) })
-	wg.Go(func() { got.reassign = fetchReassignments(ctx, r, p) })
 	wg.Go(func() { got.groups = groups.fetch(ctx, r, p) })
 	wg.Go(func() { got.lso = fetchLSO(ctx, r, p, lso) })
 	wg.Wait()
