@@ -102,10 +102,7 @@ func TestCatchUpKeepsServingAndResumes(t *testing.T) {
 		t.Skip("builds the binary and writes a large backlog")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, programName)
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building the exporter: %v\n%s", err, out)
-	}
+	bin := exporterBinary(t)
 	paths := writeBroker(t, dir, 20_000)
 	appendBacklog(t, paths[0], 1<<30) // a TRACE backlog of 1 GiB: seconds to catch up
 	positions := filepath.Join(dir, "positions.json")

@@ -92,10 +92,7 @@ func TestFailedFinalSaveExitsNonZero(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, programName)
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building the exporter: %v\n%s", err, out)
-	}
+	bin := exporterBinary(t)
 	logFile := writePartitionsLog(t, 10)
 	posDir := filepath.Join(dir, "state")
 	if err := os.Mkdir(posDir, 0o755); err != nil {

@@ -26,10 +26,7 @@ func TestSIGKILLRepeatsAtMostASecond(t *testing.T) {
 		t.Skip("builds the binary and writes a live log for seconds")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, programName)
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building the exporter: %v\n%s", err, out)
-	}
+	bin := exporterBinary(t)
 	server := filepath.Join(dir, "server.log")
 	positions := filepath.Join(dir, "positions.json")
 	f, err := os.Create(server)

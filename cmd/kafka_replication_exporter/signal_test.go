@@ -27,10 +27,7 @@ func TestSIGHUPSavesPositionsAndExits(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, programName)
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building the exporter: %v\n%s", err, out)
-	}
+	bin := exporterBinary(t)
 	logFile := writePartitionsLog(t, 100)
 	size := fileSize(t, logFile)
 	positions := filepath.Join(dir, "positions.json")

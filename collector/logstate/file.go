@@ -22,9 +22,7 @@ type LogFile struct {
 	splitter *logparse.Splitter
 	parser   *logparse.Parser
 	clock    logparse.FileClock
-	logger   *slog.Logger
 	quiet    time.Duration // how long a file must be idle before its held record is flushed
-	start    *tail.Position
 
 	queue []pending // read, not applied yet; queue[head:] are live
 	head  int
@@ -104,9 +102,7 @@ func NewLogFile(path string, opts LogFileOptions) *LogFile {
 		}),
 		splitter: logparse.NewSplitter(),
 		parser:   parser,
-		logger:   opts.Logger,
 		quiet:    opts.PollInterval,
-		start:    opts.Start,
 	}
 	if opts.Start != nil {
 		f.pos, f.hasPos = *opts.Start, true
