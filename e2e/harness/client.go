@@ -88,7 +88,17 @@ func (c *Cluster) CreateTopic(ctx context.Context, t Topic) error {
 		partitions = len(t.Assignment)
 	}
 	for p := range partitions {
-		if _, err := c.WaitLeader(ctx, t.Name, int32(p)); err != nil {
+		leader, err := c.WaitLeader(ctx, t.Name, int32(p))
+		if err != nil {
+			return err
+		}
+		// Metadata can name the leader before that broker has applied it,
+		// and a produce sent then is refused with NOT_LEADER (TestRotation,
+		// one send in 300): wait until the leader answers for the partition.
+		if err := c.poll(ctx, fmt.Sprintf("%s-%d: broker %d leading", t.Name, p, leader), func() (bool, error) {
+			_, err := c.HighWatermarkOf(leader, t.Name, int32(p))
+			return err == nil, err
+		}); err != nil {
 			return err
 		}
 	}
