@@ -63,7 +63,7 @@ func BenchmarkAdminScrape100k(b *testing.B) {
 		{"registry", true, func(w io.Writer, src TableSource) error { return registryText(w, src) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			tables := TableSource(NewAdminMetrics(src, bc.labels).Tables)
+			tables := TableSource(NewAdminMetrics(src, seriesFor(bc.labels)).Tables)
 			b.ReportAllocs()
 			cpu := cpuTime()
 			for b.Loop() {

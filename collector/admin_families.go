@@ -51,19 +51,19 @@ var (
 	underReplicatedFamily = newFamily("partition_under_replicated",
 		"1 if the ISR is smaller than the replica set (Metadata).",
 		Gauge, partitionLabels...).
-		rollsUp(Sum, "Number of the topic's exported partitions with ISR smaller than the replica set.")
+		rollsUp(Sum, "Number of the topic's exported partitions with ISR smaller than the replica set.").sparse()
 	underMinISRFamily = newFamily("partition_under_min_isr",
 		"1 if the ISR is below the effective min.insync.replicas: acks=all produce fails and the HW cannot advance.",
 		Gauge, partitionLabels...).
-		rollsUp(Sum, "Number of the topic's exported partitions with ISR below the effective min.insync.replicas.")
+		rollsUp(Sum, "Number of the topic's exported partitions with ISR below the effective min.insync.replicas.").sparse()
 	atMinISRFamily = newFamily("partition_at_min_isr",
 		"1 if the ISR is exactly the effective min.insync.replicas while RF is larger: one more loss blocks acks=all.",
 		Gauge, partitionLabels...).
-		rollsUp(Sum, "Number of the topic's exported partitions with ISR exactly at the effective min.insync.replicas while RF is larger.")
+		rollsUp(Sum, "Number of the topic's exported partitions with ISR exactly at the effective min.insync.replicas while RF is larger.").sparse()
 	headroomFamily = newFamily("partition_isr_headroom",
 		"ISR size minus effective min.insync.replicas (negative = under min ISR).",
 		Gauge, partitionLabels...).
-		rollsUp(Min, "Smallest ISR minus effective min.insync.replicas among the topic's exported partitions.")
+		rollsUp(Min, "Smallest ISR minus effective min.insync.replicas among the topic's exported partitions.").derived()
 	leaderFamily = newFamily("partition_leader",
 		"Broker id of the partition leader from Metadata, -1 when the partition is offline.",
 		Gauge, partitionLabels...)
@@ -81,29 +81,29 @@ var (
 		"1 if the LEO is ahead of the HW and no refresh for --stall.threshold saw the HW advance or catch up, whatever the ISR (KAFKA-15583).",
 		Gauge, partitionLabels...).
 		withDoc(absentUnanswered).
-		rollsUpAlways(Sum, "Number of the topic's exported partitions whose high watermark is stalled.")
+		rollsUpAlways(Sum, "Number of the topic's exported partitions whose high watermark is stalled.").sparse()
 	lastAdvanceFamily = newFamily("partition_high_watermark_last_advance_timestamp_seconds",
-		"Unix time the poller last saw the high watermark change (ListOffsets LATEST).",
+		"Unix time the poller last saw the high watermark change (ListOffsets LATEST), exported only while it is stalled.",
 		Gauge, partitionLabels...).
-		withDoc(absentUnanswered)
+		withDoc("`time() -` it is how long consumers have seen nothing new.")
 	regressionsFamily = newFamily("partition_high_watermark_regressions_total",
 		"High watermark decreases seen between polls for the same topic id (a re-created topic does not count).",
 		Counter, partitionLabels...).
-		rollsUp(Sum, "Sum of high watermark decreases over the topic's exported partitions.")
+		rollsUp(Sum, "Sum of high watermark decreases over the topic's exported partitions.").sparse()
 	elrFamily = newFamily("partition_eligible_leader_replicas",
 		"Eligible leader replicas of the partition (KIP-966, DescribeTopicPartitions).",
 		Gauge, partitionLabels...).
 		withDoc("Replicas outside the ISR that the controller can still elect without losing committed records; absent where the cluster has no ELR.").
-		rollsUp(Sum, "Sum of eligible leader replicas over the topic's exported partitions (KIP-966).")
+		rollsUp(Sum, "Sum of eligible leader replicas over the topic's exported partitions (KIP-966).").sparse()
 	lastKnownELRFamily = newFamily("partition_last_known_eligible_leader_replicas",
 		"Last-known eligible leader replicas of the partition (KIP-966, DescribeTopicPartitions).",
 		Gauge, partitionLabels...).
 		withDoc("Replicas that were eligible until they stopped uncleanly, a recovery's last resort; absent where the cluster has no ELR.").
-		rollsUp(Sum, "Sum of last-known eligible leader replicas over the topic's exported partitions (KIP-966).")
+		rollsUp(Sum, "Sum of last-known eligible leader replicas over the topic's exported partitions (KIP-966).").sparse()
 	reassigningFamily = newFamily("partition_reassigning",
 		"1 while a reassignment of the partition is in progress (ListPartitionReassignments).",
 		Gauge, partitionLabels...).
-		rollsUp(Sum, "Number of the topic's exported partitions with a reassignment in progress.")
+		rollsUp(Sum, "Number of the topic's exported partitions with a reassignment in progress.").sparse()
 	reassignAddingFamily = newFamily("partition_reassignment_adding_replicas",
 		"Replicas the partition's reassignment is adding, exported only while one is in progress.",
 		Gauge, partitionLabels...).
@@ -115,7 +115,7 @@ var (
 	urpByMoveFamily = newFamily("partition_under_replicated_by_reassignment",
 		"1 if every replica missing from the partition's ISR is being added by a reassignment.",
 		Gauge, partitionLabels...).
-		rollsUp(Sum, "Number of the topic's exported partitions whose only replicas missing from the ISR are being added by a reassignment.")
+		rollsUp(Sum, "Number of the topic's exported partitions whose only replicas missing from the ISR are being added by a reassignment.").sparse()
 )
 
 // The per-partition families with one more label: no per-topic form.
@@ -123,7 +123,7 @@ var (
 	replicaLagFamily = newFamily("partition_replica_lag",
 		"Leader LEO minus the follower's own LEO, in offsets.",
 		Gauge, "partition", "replica", "topic").
-		withDoc("ListOffsets with the debug replica id -2 sent to each replica's broker; absent when either did not answer the last refresh.")
+		withDoc("ListOffsets with the debug replica id -2 sent to each replica's broker; absent when either did not answer the last refresh.").sparse()
 	replicaOfflineFamily = newFamily("partition_replica_offline",
 		"1 for a replica that Metadata lists as offline while its broker is up: a log directory of that broker failed.",
 		Gauge, "partition", "replica", "topic").

@@ -15,11 +15,27 @@ type AdminSnapshots interface {
 	Snapshot() *admin.Snapshot
 }
 
+// PartitionSeries is which exported partitions have series of their own;
+// the others are folded into per-topic series of the same names.
+type PartitionSeries uint8
+
+const (
+	// TopicSeries: none, every family per topic (--no-collector.partition-labels).
+	TopicSeries PartitionSeries = iota
+	// AllPartitionSeries: every exported partition (the default).
+	AllPartitionSeries
+	// UnhealthyPartitionSeries: the partitions in a bad state
+	// (admin.Partition.Unhealthy) and the group positions on them or behind;
+	// the healthy partitions folded per topic, so that `sum by (topic)` over
+	// both is the topic's total (--collector.partition-series=unhealthy).
+	UnhealthyPartitionSeries
+)
+
 // AdminMetrics renders the admin poller's last snapshot. It never waits on
 // Kafka: the poller refreshes in the background.
 type AdminMetrics struct {
-	src             AdminSnapshots
-	partitionLabels bool
+	src    AdminSnapshots
+	series PartitionSeries
 
 	// The per-topic rollup folds every partition, so the scrapes between
 	// two refreshes share it; the weak pointer names its snapshot without
@@ -29,10 +45,9 @@ type AdminMetrics struct {
 	rolledFrom weak.Pointer[admin.Snapshot]
 }
 
-// NewAdminMetrics renders src per partition, or without partitionLabels
-// (--no-collector.partition-labels) as per-topic rollups.
-func NewAdminMetrics(src AdminSnapshots, partitionLabels bool) *AdminMetrics {
-	return &AdminMetrics{src: src, partitionLabels: partitionLabels}
+// NewAdminMetrics renders src with the partition series chosen.
+func NewAdminMetrics(src AdminSnapshots, series PartitionSeries) *AdminMetrics {
+	return &AdminMetrics{src: src, series: series}
 }
 
 // partitionColumns are the per-partition admin families, each read straight
@@ -49,7 +64,7 @@ var partitionColumns = []rowColumn[*admin.Partition]{
 	{leaderFamily, func(p *admin.Partition) (float64, bool) { return float64(p.Leader), true }},
 	{leaderEpochFamily, func(p *admin.Partition) (float64, bool) { return float64(p.LeaderEpoch), true }},
 	{hwFamily, func(p *admin.Partition) (float64, bool) { return float64(p.HW), p.HWKnown }},
-	{lastAdvanceFamily, func(p *admin.Partition) (float64, bool) { return unixSeconds(p.LastAdvance), p.HWKnown }},
+	{lastAdvanceFamily, func(p *admin.Partition) (float64, bool) { return unixSeconds(p.LastAdvance), p.Stalled }},
 	{leoFamily, func(p *admin.Partition) (float64, bool) { return float64(p.LEO), p.LEOKnown }},
 	{stalledFamily, func(p *admin.Partition) (float64, bool) { return b2f(p.Stalled), p.HWKnown && p.LEOKnown }},
 	{regressionsFamily, func(p *admin.Partition) (float64, bool) { return float64(p.Regressions), true }},
@@ -69,13 +84,14 @@ var partitionColumns = []rowColumn[*admin.Partition]{
 // between scrapes. Its tables lay it out (list) only when one of their
 // families is written.
 type adminScrape struct {
-	s       *admin.Snapshot
-	listed  bool               // parts lists s's partitions
-	ranked  bool               // rank is set for parts
-	parts   []*admin.Partition // by topic, then partition number (snapshot order)
-	lags    []lagRow           // in series order
-	stalls  []int32            // indexes into parts
-	offline []lagRow           // replicas offline in a failed log directory
+	s             *admin.Snapshot
+	unhealthyOnly bool               // parts lists only the unhealthy ones
+	listed        bool               // parts lists s's partitions
+	ranked        bool               // rank is set for parts
+	parts         []*admin.Partition // by topic, then partition number (snapshot order)
+	lags          []lagRow           // in series order
+	stalls        []int32            // indexes into parts
+	offline       []lagRow           // replicas offline in a failed log directory
 
 	// Scratch of the series order (below).
 	ordered []*admin.Partition
@@ -109,17 +125,21 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	if s.Groups != nil {
 		tables = append(tables, groupTables(s)...)
 	}
-	if !m.partitionLabels {
+	if m.series == TopicSeries {
 		return append(tables, m.rollup(s)), nil
 	}
+	unhealthyOnly := m.series == UnhealthyPartitionSeries
 	sc := adminScrapePool.Get().(*adminScrape)
-	sc.s, sc.listed, sc.ranked = s, false, false
+	sc.s, sc.listed, sc.ranked, sc.unhealthyOnly = s, false, false, unhealthyOnly
 	tables = append(tables, sc.orderedPartitionTable(), sc.lagTable(), sc.offlineTable(), sc.stallTable())
+	if unhealthyOnly {
+		tables = append(tables, m.rollup(s)) // after the partition tables: their HELP heads each family
+	}
 	if s.Groups != nil {
-		tables = append(tables, groupPartitionTable(s))
+		tables = append(tables, groupPartitionTable(s, unhealthyOnly))
 	}
 	if s.StableOffsets != nil {
-		tables = append(tables, stableOffsetTable(s))
+		tables = append(tables, stableOffsetTable(s, unhealthyOnly))
 	}
 	return tables, func() {
 		sc.s = nil
@@ -131,32 +151,38 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	}
 }
 
-// list lays out the partitions of the scrape's snapshot, once.
+// list lays out the partitions of the scrape's snapshot that have series of
+// their own, once.
 func (sc *adminScrape) list() {
 	if !sc.listed {
 		sc.listed = true
-		sc.parts, _ = partitionsOf(sc.s, sc.parts[:0], nil)
+		sc.parts, _ = partitionsOf(sc.s, sc.parts[:0], nil, sc.unhealthyOnly, true)
 	}
 }
 
 // partitionsOf appends s's partitions to parts, by topic then number, and
-// where each topic's end to ends.
-func partitionsOf(s *admin.Snapshot, parts []*admin.Partition, ends []int) ([]*admin.Partition, []int) {
+// where each topic's end to ends; with filter, only those whose
+// Unhealthy() is unhealthy.
+func partitionsOf(s *admin.Snapshot, parts []*admin.Partition, ends []int, filter, unhealthy bool) ([]*admin.Partition, []int) {
 	for i := range s.Topics {
 		for j := range s.Topics[i].Partitions {
-			parts = append(parts, &s.Topics[i].Partitions[j])
+			if p := &s.Topics[i].Partitions[j]; !filter || p.Unhealthy() == unhealthy {
+				parts = append(parts, p)
+			}
 		}
 		ends = append(ends, len(parts))
 	}
 	return parts, ends
 }
 
-// rollup returns the per-topic table of s, folded once per snapshot.
+// rollup returns the per-topic table of s, folded once per snapshot: every
+// partition, or in UnhealthyPartitionSeries those without series of their
+// own.
 func (m *AdminMetrics) rollup(s *admin.Snapshot) *Table {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.rolled == nil || m.rolledFrom.Value() != s {
-		parts, ends := partitionsOf(s, nil, nil)
+		parts, ends := partitionsOf(s, nil, nil, m.series == UnhealthyPartitionSeries, false)
 		topics := make([]string, len(s.Topics))
 		for k := range s.Topics {
 			topics[k] = s.Topics[k].Name

@@ -96,7 +96,7 @@ func adminSnapshot() *admin.Snapshot {
 // adminText renders s as /metrics does.
 func adminText(t testing.TB, s *admin.Snapshot, partitionLabels bool) string {
 	t.Helper()
-	return scrapeText(t, TableSource(NewAdminMetrics(newSnapshotSource(s), partitionLabels).Tables))
+	return scrapeText(t, TableSource(NewAdminMetrics(newSnapshotSource(s), seriesFor(partitionLabels)).Tables))
 }
 
 // The awkward snapshot, a sparse one and an empty one render to expositions
@@ -177,7 +177,7 @@ func TestAdminOutputParses(t *testing.T) {
 // does not sort 100k rows per scrape.
 func TestAdminTablesInSeriesOrder(t *testing.T) {
 	for _, labels := range []bool{true, false} {
-		tables, release := NewAdminMetrics(newSnapshotSource(adminSnapshot()), labels).Tables()
+		tables, release := NewAdminMetrics(newSnapshotSource(adminSnapshot()), seriesFor(labels)).Tables()
 		for _, tb := range tables {
 			if tb.Prepare != nil {
 				tb.Prepare(tb)
@@ -217,7 +217,7 @@ func TestAdminRollupFollowsTheSnapshot(t *testing.T) {
 		return &admin.Snapshot{Topics: []admin.Topic{{Name: "t", Partitions: []admin.Partition{{Topic: "t", Replicas: replicas, ISR: replicas}}}}}
 	}
 	src := newSnapshotSource(one(1))
-	tables := TableSource(NewAdminMetrics(src, false).Tables)
+	tables := TableSource(NewAdminMetrics(src, TopicSeries).Tables)
 	for want := range 4 {
 		if want > 0 {
 			src.set(one(want))
@@ -232,5 +232,38 @@ func TestAdminRollupFollowsTheSnapshot(t *testing.T) {
 			})
 		}
 		wg.Wait()
+	}
+}
+
+// TestSparseAndDerivedFamilies: over a snapshot with every unhealthy state,
+// each sparse family has series (and none at 0) in the per-partition form,
+// and each derived family has none there but its per-topic rollup.
+func TestSparseAndDerivedFamilies(t *testing.T) {
+	s := adminSnapshot()
+	s.Groups = []admin.ConsumerGroup{{Name: "billing", State: "Stable", Members: 1, Partitions: []admin.GroupPartition{
+		{Topic: "orders", Partition: 2, Committed: 50, HWKnown: true, AboveHW: 30, AboveHWKnown: true, StarvedByReplication: true},
+		{Topic: "orders", Partition: 3, Committed: 50, HWKnown: true, AboveHWKnown: true},
+	}}}
+	perPartition := scrapeText(t, adminSource(newSnapshotSource(s), true))
+	perTopic := scrapeText(t, adminSource(newSnapshotSource(s), false))
+	for _, f := range Families() {
+		switch {
+		case f.Sparse:
+			if !strings.Contains(perPartition, "\n"+f.Name+"{") {
+				t.Errorf("%s: sparse, but no series over an unhealthy snapshot", f.Name)
+			}
+			for line := range strings.Lines(perPartition) {
+				if strings.HasPrefix(line, f.Name+"{") && strings.HasSuffix(line, "} 0\n") {
+					t.Errorf("%s: sparse, but wrote a 0: %s", f.Name, line)
+				}
+			}
+		case f.Derived:
+			if strings.Contains(perPartition, "\n"+f.Name+"{") {
+				t.Errorf("%s: derived, but written per partition", f.Name)
+			}
+			if !strings.Contains(perTopic, "\n"+f.Name+"{topic=") {
+				t.Errorf("%s: derived, but no per-topic rollup", f.Name)
+			}
+		}
 	}
 }

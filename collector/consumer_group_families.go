@@ -34,7 +34,8 @@ var (
 		"1 if the group is caught up to the high watermark while the partition's high watermark is stalled with records above it (KAFKA-15583).",
 		Gauge, groupPartitionLabels...).
 		withDoc("Decided with `kafka_replication_partition_high_watermark_stalled`. Caught up: the committed offset is at the HW or within its last advance " +
-			"(the group's last commits can fail while the offsets topic is under min ISR too). Absent when the leader's HW or LEO did not answer the last refresh.")
+			"(the group's last commits can fail while the offsets topic is under min ISR too). Absent when the leader's HW or LEO did not answer the last refresh.").
+		sparse()
 	groupLagSecondsFamily = newFamily("consumer_group_lag_seconds",
 		"Age of the oldest record the group can read and has not: seconds since the high watermark passed the group's committed offset, "+
 			"from the exporter's own high watermark readings; 0 when caught up.",

@@ -38,15 +38,21 @@ func groupTables(s *admin.Snapshot) []*Table {
 }
 
 // stableOffsetTable has a row per exported partition whose LSO was read, in
-// series order: partition, topic.
-func stableOffsetTable(s *admin.Snapshot) *Table {
+// series order: partition, topic; with unhealthyOnly, per unhealthy one.
+func stableOffsetTable(s *admin.Snapshot, unhealthyOnly bool) *Table {
 	type row struct {
 		o  *admin.StableOffset
 		id string
 	}
-	rows := make([]row, len(s.StableOffsets))
+	var bad map[partitionKey]bool
+	if unhealthyOnly {
+		bad = unhealthyPartitions(s)
+	}
+	rows := make([]row, 0, len(s.StableOffsets))
 	for i := range s.StableOffsets {
-		rows[i] = row{&s.StableOffsets[i], idLabel(s.StableOffsets[i].Partition)}
+		if o := &s.StableOffsets[i]; !unhealthyOnly || bad[partitionKey{o.Topic, o.Partition}] {
+			rows = append(rows, row{o, idLabel(o.Partition)})
+		}
 	}
 	slices.SortStableFunc(rows, func(x, y row) int { return strings.Compare(x.id, y.id) })
 	return rowTable(rows, func(r row, values []string) { values[0], values[1] = r.id, r.o.Topic },
@@ -72,12 +78,21 @@ var groupPartitionColumns = []rowColumn[groupPartitionRow]{
 }
 
 // groupPartitionTable has a row per group and exported partition it has
-// committed on, in series order: group, partition, topic.
-func groupPartitionTable(s *admin.Snapshot) *Table {
+// committed on, in series order: group, partition, topic. With
+// unhealthyOnly, only the positions that are starved or behind, or on an
+// unhealthy partition.
+func groupPartitionTable(s *admin.Snapshot, unhealthyOnly bool) *Table {
+	var bad map[partitionKey]bool
+	if unhealthyOnly {
+		bad = unhealthyPartitions(s)
+	}
 	var rows []groupPartitionRow
 	for g := range s.Groups {
 		for i := range s.Groups[g].Partitions {
 			p := &s.Groups[g].Partitions[i]
+			if unhealthyOnly && !p.StarvedByReplication && !p.Behind && !bad[partitionKey{p.Topic, p.Partition}] {
+				continue
+			}
 			rows = append(rows, groupPartitionRow{group: s.Groups[g].Name, p: p, id: idLabel(p.Partition)})
 		}
 	}
@@ -87,4 +102,23 @@ func groupPartitionTable(s *admin.Snapshot) *Table {
 	return rowTable(rows, func(r groupPartitionRow, values []string) {
 		values[0], values[1], values[2] = r.group, r.id, r.p.Topic
 	}, groupPartitionColumns)
+}
+
+// partitionKey names a partition.
+type partitionKey struct {
+	topic     string
+	partition int32
+}
+
+// unhealthyPartitions are s's partitions whose Unhealthy() is true.
+func unhealthyPartitions(s *admin.Snapshot) map[partitionKey]bool {
+	bad := make(map[partitionKey]bool)
+	for i := range s.Topics {
+		for j := range s.Topics[i].Partitions {
+			if p := &s.Topics[i].Partitions[j]; p.Unhealthy() {
+				bad[partitionKey{p.Topic, p.Partition}] = true
+			}
+		}
+	}
+	return bad
 }

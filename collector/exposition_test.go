@@ -109,7 +109,7 @@ func TestWriteTextConcurrent(t *testing.T) {
 	s := logState(t, 50)
 	logm := TableSource(NewLogMetrics(s, nil, LogMetricsOptions{PartitionLabels: true}).Tables)
 	src := newSnapshotSource(adminSnapshot())
-	a := TableSource(NewAdminMetrics(src, true).Tables)
+	a := TableSource(NewAdminMetrics(src, AllPartitionSeries).Tables)
 	snap := src.Snapshot()
 	done := make(chan struct{})
 	go func() {

@@ -32,6 +32,12 @@ type Family struct {
 	// Rollup is the per-topic form of a per-partition family, exported
 	// instead of it under --no-collector.partition-labels; nil = none.
 	Rollup *Rollup
+	// Sparse: in the per-partition form a 0 is not written, so a healthy
+	// partition has no series; the per-topic rollup still counts it.
+	Sparse bool
+	// Derived: no per-partition form, because PromQL derives it from series
+	// with the same labels; only the per-topic rollup is written.
+	Derived bool
 
 	text *textFamily // the rendered HELP and TYPE lines
 }
@@ -79,6 +85,18 @@ func (f *Family) rollsUp(fold Fold, help string) *Family {
 // rollsUpAlways is rollsUp with Rollup.Always.
 func (f *Family) rollsUpAlways(fold Fold, help string) *Family {
 	f.rollsUp(fold, help).Rollup.Always = true
+	return f
+}
+
+// sparse marks the family Sparse.
+func (f *Family) sparse() *Family {
+	f.Sparse = true
+	return f
+}
+
+// derived marks the family Derived.
+func (f *Family) derived() *Family {
+	f.Derived = true
 	return f
 }
 

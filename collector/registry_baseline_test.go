@@ -52,13 +52,16 @@ func (c registryCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		for _, col := range t.Columns {
 			f := col.Family
+			if f.Derived {
+				continue
+			}
 			desc := prometheus.NewDesc(f.Name, f.Help, f.Labels, nil)
 			typ := prometheus.GaugeValue
 			if f.Type == Counter {
 				typ = prometheus.CounterValue
 			}
 			for row := range t.Rows {
-				if v, ok := col.Value(row); ok {
+				if v, ok := col.Value(row); ok && !(v == 0 && f.Sparse) {
 					m, err := prometheus.NewConstMetric(desc, typ, v, values[row*n:(row+1)*n]...)
 					if err != nil {
 						m = prometheus.NewInvalidMetric(desc, err)

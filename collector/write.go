@@ -59,7 +59,7 @@ func (r *tableRenderer) prepare() {
 		for c := range t.Columns {
 			i := c*t.Rows + k
 			v, ok := t.Columns[c].Value(int(row))
-			if ok {
+			if ok && !(v == 0 && t.Columns[c].Family.Sparse) {
 				r.cells[i] = v
 				r.has[i/64] |= 1 << (i % 64)
 			}
@@ -111,15 +111,22 @@ func (r *tableRenderer) labelSorted() {
 	}
 }
 
-func (r *tableRenderer) render(w *textWriter, f *textFamily, column int) {
+// render writes column's samples as family f; cont continues the family
+// block a table before it opened (no header). It reports whether it wrote
+// a sample.
+func (r *tableRenderer) render(w *textWriter, f *textFamily, column int, cont bool) bool {
 	if !r.prepared {
 		r.prepare()
 	}
-	w.begin(f)
+	if cont {
+		w.samples = 0
+	} else {
+		w.begin(f)
+	}
 	if len(r.t.Columns) == 1 {
-		value := r.t.Columns[0].Value
+		value, sparse := r.t.Columns[0].Value, r.t.Columns[0].Family.Sparse
 		for k, row := range r.order {
-			if v, ok := value(int(row)); ok {
+			if v, ok := value(int(row)); ok && !(v == 0 && sparse) {
 				w.sampleFloat(f, r.labels.get(k), v)
 			}
 		}
@@ -131,7 +138,11 @@ func (r *tableRenderer) render(w *textWriter, f *textFamily, column int) {
 			}
 		}
 	}
-	w.end()
+	wrote := w.samples > 0
+	if !cont {
+		w.end()
+	}
+	return wrote
 }
 
 // directFamily is one column of a table, to be written as one family.
@@ -171,7 +182,9 @@ func (sc *expositionScratch) add(src TableSource) {
 			if !slices.Equal(c.Family.Labels, t.Columns[0].Family.Labels) {
 				panic("collector: columns of one table with different labels: " + c.Family.Name)
 			}
-			sc.fams = append(sc.fams, directFamily{fam: c.Family.text, r: r, i: i})
+			if !c.Family.Derived {
+				sc.fams = append(sc.fams, directFamily{fam: c.Family.text, r: r, i: i})
+			}
 		}
 	}
 	if release != nil {
@@ -198,7 +211,7 @@ func (sc *expositionScratch) reset() {
 // Gather returns them) and the tables of srcs to out, merged in
 // family-name order, as expfmt's text encoder would write a registry holding
 // all of them. keep (nil = all) selects families by name. A
-// family name must come from one source only. It returns out's first error,
+// family name must come from one source only (its tables may share it). It returns out's first error,
 // else the first encoding error of a registry family (whose output is then
 // partial, as with expfmt).
 func WriteText(out io.Writer, mfs []*dto.MetricFamily, keep func(name string) bool, srcs ...TableSource) error {
@@ -209,10 +222,14 @@ func WriteText(out io.Writer, mfs []*dto.MetricFamily, keep func(name string) bo
 		sc.add(s)
 	}
 	fams := sc.fams
-	slices.SortFunc(fams, func(a, b directFamily) int { return strings.Compare(a.fam.name, b.fam.name) })
+	// Stable: the tables of one source that share a family name (per-partition
+	// series beside per-topic ones, --collector.partition-series=unhealthy)
+	// make one block, with the first table's HELP.
+	slices.SortStableFunc(fams, func(a, b directFamily) int { return strings.Compare(a.fam.name, b.fam.name) })
 
 	var encErr error
 	i, j := 0, 0
+	open := "" // the family whose block has samples so far
 	for (i < len(mfs) || j < len(fams)) && w.err == nil {
 		if j == len(fams) || (i < len(mfs) && mfs[i].GetName() <= fams[j].fam.name) {
 			mf := mfs[i]
@@ -231,7 +248,12 @@ func WriteText(out io.Writer, mfs []*dto.MetricFamily, keep func(name string) bo
 		if keep != nil && !keep(f.fam.name) {
 			continue
 		}
-		f.r.render(w, f.fam, f.i)
+		cont := open == f.fam.name
+		if f.r.render(w, f.fam, f.i, cont) || cont {
+			open = f.fam.name
+		} else {
+			open = ""
+		}
 	}
 	w.flush()
 	err := w.err

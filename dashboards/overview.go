@@ -52,7 +52,11 @@ func Overview() *dashboard.DashboardBuilder {
 		WithPanel(steps("ISR headroom",
 			"Lowest ISR size minus effective min ISR over the topic's partitions: 0 is one failure from rejections, negative is under min ISR.",
 			"short", 12, 8,
-			query(fmt.Sprintf(`min by (topic) (kafka_replication_partition_isr_headroom{%s})`, topicSel), "{{topic}}"),
+			// Per partition the exporter writes no headroom series (ISR minus min ISR
+			// says it); its per-topic series (--no-collector.partition-labels, or the
+			// healthy partitions under --collector.partition-series=unhealthy) has it.
+			query(fmt.Sprintf(`min by (topic) ((kafka_replication_partition_in_sync_replicas{%[1]s} - kafka_replication_partition_min_insync_replicas{%[1]s})`+
+				` or kafka_replication_partition_isr_headroom{%[1]s})`, topicSel), "{{topic}}"),
 		)).
 		WithPanel(partitionTable("Partitions by ISR headroom",
 			"One row per partition, least headroom first. Min ISR is the effective value, min(min.insync.replicas, replication factor).",
@@ -61,7 +65,7 @@ func Overview() *dashboard.DashboardBuilder {
 			column{"Replicas", fmt.Sprintf(`kafka_replication_partition_replicas{%s}`, topicSel)},
 			column{"ISR", fmt.Sprintf(`kafka_replication_partition_in_sync_replicas{%s}`, topicSel)},
 			column{"Min ISR", fmt.Sprintf(`kafka_replication_partition_min_insync_replicas{%s}`, topicSel)},
-			column{"Headroom", fmt.Sprintf(`kafka_replication_partition_isr_headroom{%s}`, topicSel)},
+			column{"Headroom", fmt.Sprintf(`kafka_replication_partition_in_sync_replicas{%[1]s} - kafka_replication_partition_min_insync_replicas{%[1]s}`, topicSel)},
 		).
 			OverrideByName("topic", []dashboard.DynamicConfigValue{{
 				Id: "links",

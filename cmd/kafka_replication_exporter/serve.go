@@ -75,6 +75,7 @@ type serveCommand struct {
 	topicInclude    *string
 	topicExclude    *string
 	partitionLabels *bool
+	partitionSeries *string
 
 	admin *admin.Config
 }
@@ -103,6 +104,10 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 	s.topicExclude = cmd.Flag("collector.topic-exclude", "Regular expression of topics not to export.").Default("").String()
 	s.partitionLabels = cmd.Flag("collector.partition-labels",
 		"Export per-partition series; --no-collector.partition-labels rolls them up per topic (for very many partitions).").Default("true").Bool()
+	s.partitionSeries = cmd.Flag("collector.partition-series",
+		"Which partitions of the admin API's have series of their own: all, or unhealthy (offline, under-replicated, "+
+			"no ISR headroom, stalled or regressed HW, reassigning, unanswered, or a consumer group starved or behind on it); "+
+			"the others are summed per topic under the same names.").Default("all").Enum("all", "unhealthy")
 
 	s.admin = admin.AddFlags(cmd)
 	return s
@@ -136,6 +141,9 @@ func (s *serveCommand) validate() (func(string) bool, error) {
 	}
 	if *s.maxPartitions <= 0 {
 		return nil, errors.New("--log.max-partitions must be positive")
+	}
+	if *s.partitionSeries == "unhealthy" && !*s.partitionLabels {
+		return nil, errors.New("--collector.partition-series=unhealthy needs partition labels: drop --no-collector.partition-labels")
 	}
 	if len(*s.logFiles) == 0 && len(s.admin.Servers) == 0 {
 		return nil, errors.New("nothing to do: give --log.file (the broker's logs) and/or --kafka.server (the admin API)")
@@ -296,7 +304,7 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 			LogStore:    sc.logStore(),
 			Logger:      logger.With("component", "admin"),
 		})
-		sc.direct = append(sc.direct, collector.TableSource(collector.NewAdminMetrics(sc.admin, *s.partitionLabels).Tables))
+		sc.direct = append(sc.direct, collector.TableSource(collector.NewAdminMetrics(sc.admin, s.adminSeries()).Tables))
 	}
 	if !*s.noExporterMet {
 		sc.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -422,4 +430,15 @@ func (sc *sidecar) handler(s *serveCommand) http.Handler {
 		}
 	}
 	return mux
+}
+
+// adminSeries is which partitions of the admin half have series of their own.
+func (s *serveCommand) adminSeries() collector.PartitionSeries {
+	switch {
+	case !*s.partitionLabels:
+		return collector.TopicSeries
+	case *s.partitionSeries == "unhealthy":
+		return collector.UnhealthyPartitionSeries
+	}
+	return collector.AllPartitionSeries
 }

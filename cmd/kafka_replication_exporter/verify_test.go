@@ -276,6 +276,8 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"--log.timezone=Mars/Olympus", "verify", "x"},
 		{"serve"}, // nothing to follow and no Kafka
 		{"serve", "--log.file=x", "--collector.topic-include=("},
+		{"serve", "--log.file=x", "--collector.partition-series=some"},
+		{"serve", "--log.file=x", "--collector.partition-series=unhealthy", "--no-collector.partition-labels"},
 	} {
 		code, out, errOut := runCLI(t, "", args...)
 		if code != exitUsage {

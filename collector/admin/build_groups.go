@@ -50,6 +50,7 @@ func (b *builder) buildGroups(snap *Snapshot, p *refreshPlan, reads []groupRead,
 			if s.HWKnown {
 				gp.HWKnown, gp.LagToHW = true, max(s.HW-o.committed, 0)
 				gp.LagSeconds, gp.LagSecondsKnown = b.history.lagSeconds(key, o.committed, now)
+				gp.Behind = gp.LagSecondsKnown && gp.LagSeconds >= b.tracker.stallAfter.Seconds()
 			}
 			if s.HWKnown && s.LEOKnown {
 				gp.AboveHWKnown, gp.AboveHW = true, max(s.LEO-s.HW, 0)

@@ -205,6 +205,17 @@ func (l ReplicaLag) String() string {
 // UnderReplicated reports an ISR smaller than the replica set.
 func (p *Partition) UnderReplicated() bool { return p.ISR < p.Replicas }
 
+// Unhealthy reports a partition in a state an operator has to see, the ones
+// --collector.partition-series=unhealthy gives series of their own: offline;
+// under-replicated (which covers under and at min ISR, ELR and offline
+// replicas); no ISR headroom (ISR at most min ISR, RF above 1); a stalled
+// or regressed HW; a reassignment; an HW or LEO the leader did not answer.
+func (p *Partition) Unhealthy() bool {
+	noHeadroom := p.MinISR > 0 && p.ISR <= p.MinISR && p.Replicas > 1
+	return p.Leader < 0 || p.UnderReplicated() || noHeadroom || p.Stalled || p.Regressions > 0 ||
+		p.Reassigning || !p.HWKnown || !p.LEOKnown
+}
+
 // UnderMinISR reports an ISR below the effective min.insync.replicas.
 func (p *Partition) UnderMinISR() bool { return p.MinISR > 0 && p.ISR < p.MinISR }
 

@@ -43,4 +43,7 @@ type GroupPartition struct {
 	// LagSecondsKnown is false while the history has no reading yet.
 	LagSeconds      float64
 	LagSecondsKnown bool
+	// Behind: LagSeconds is at least the stall threshold, the group's
+	// share of an unhealthy state (--collector.partition-series=unhealthy).
+	Behind bool
 }
