@@ -15,6 +15,9 @@ import (
 var (
 	sel      = join(clusterMatcher, instanceMatcher)
 	topicSel = join(clusterMatcher, instanceMatcher, topicsMatcher)
+	// zeroByTopic completes a query of a sparse family (no series for a
+	// healthy partition) with a 0 per topic.
+	zeroByTopic = fmt.Sprintf(` or 0 * sum by (topic) (kafka_replication_partition_replicas{%s})`, topicSel)
 )
 
 // Overview is "Kafka / Replication / Overview": a status strip, then rows for
@@ -46,8 +49,8 @@ func Overview() *dashboard.DashboardBuilder {
 		WithPanel(timeSeries("Partitions under / at min ISR",
 			"Partitions whose ISR is below (acks=all fails, HW stops on 3.7+) or exactly at the effective min ISR, per topic.",
 			"short", 12, 8,
-			query(fmt.Sprintf(`sum by (topic) (kafka_replication_partition_under_min_isr{%s})`, topicSel), "under {{topic}}"),
-			query(fmt.Sprintf(`sum by (topic) (kafka_replication_partition_at_min_isr{%s})`, topicSel), "at {{topic}}"),
+			query(fmt.Sprintf(`sum by (topic) (kafka_replication_partition_under_min_isr{%s})`, topicSel)+zeroByTopic, "under {{topic}}"),
+			query(fmt.Sprintf(`sum by (topic) (kafka_replication_partition_at_min_isr{%s})`, topicSel)+zeroByTopic, "at {{topic}}"),
 		).Decimals(0)).
 		WithPanel(steps("ISR headroom",
 			"Lowest ISR size minus effective min ISR over the topic's partitions: 0 is one failure from rejections, negative is under min ISR.",
@@ -98,12 +101,12 @@ func Overview() *dashboard.DashboardBuilder {
 		WithPanel(timeSeries("Follower lag",
 			"Offsets each follower is behind its leader, worst partition per topic and replica.",
 			"short", 8, 8,
-			query(fmt.Sprintf(`max by (topic, replica) (kafka_replication_partition_replica_lag{%s})`, topicSel), "{{topic}} replica {{replica}}"),
+			query(fmt.Sprintf(`max by (topic, replica) (kafka_replication_partition_replica_lag{%s})`, topicSel)+zeroByTopic, "{{topic}} replica {{replica}}"),
 		)).
 		WithPanel(steps("High watermark stalled",
 			"Partitions the exporter judges stalled: under min ISR, HW not advancing, log end offset ahead.",
 			"short", 8, 8,
-			query(fmt.Sprintf(`sum by (topic) (kafka_replication_partition_high_watermark_stalled{%s})`, topicSel), "{{topic}}"),
+			query(fmt.Sprintf(`sum by (topic) (kafka_replication_partition_high_watermark_stalled{%s})`, topicSel)+zeroByTopic, "{{topic}}"),
 		)).
 		WithPanel(timeSeries("HW advances blocked under min ISR",
 			"'Not increasing HWM because partition is under min ISR' lines per second (TRACE on kafka.cluster.Partition, Kafka 3.7+).",
@@ -113,7 +116,7 @@ func Overview() *dashboard.DashboardBuilder {
 		WithPanel(bars("High watermark regressions",
 			"Times a high watermark went backwards: seen by the admin API (admin) or in the broker log (log). Any is suspicious.",
 			8, 8,
-			query(fmt.Sprintf(`sum by (topic) (increase(kafka_replication_partition_high_watermark_regressions_total{%s}[$__rate_interval]))`, topicSel), "admin {{topic}}"),
+			query(fmt.Sprintf(`sum by (topic) (increase(kafka_replication_partition_high_watermark_regressions_total{%s}[$__rate_interval]))`, topicSel)+zeroByTopic, "admin {{topic}}"),
 			query(fmt.Sprintf(`sum by (topic) (increase(kafka_replication_partition_high_watermark_violations_total{%s}[$__rate_interval]))`, topicSel), "log {{topic}}"),
 		)).
 		WithRow(churnRow()).

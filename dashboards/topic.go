@@ -17,6 +17,9 @@ func Topic() *dashboard.DashboardBuilder {
 	perPartition := func(metric string) string {
 		return fmt.Sprintf(`max by (partition) (%s{%s})`, metric, partitionSel)
 	}
+	// A sparse family has no series for a healthy partition: 0 there.
+	zeroByPartition := " or 0 * " + perPartition("kafka_replication_partition_replicas")
+	perPartitionSparse := func(metric string) string { return perPartition(metric) + zeroByPartition }
 	return withDefaults(dashboard.NewDashboardBuilder("Kafka / Replication / Topic").
 		Uid("kafka-replication-topic").
 		Description("Per-partition replication state of one Kafka topic from kafka_replication_exporter.")).
@@ -38,8 +41,8 @@ func Topic() *dashboard.DashboardBuilder {
 			column{"Replicas", perPartition("kafka_replication_partition_replicas")},
 			column{"ISR", perPartition("kafka_replication_partition_in_sync_replicas")},
 			column{"Min ISR", perPartition("kafka_replication_partition_min_insync_replicas")},
-			column{"ELR", perPartition("kafka_replication_partition_eligible_leader_replicas")},
-			column{"Reassigning", perPartition("kafka_replication_partition_reassigning")},
+			column{"ELR", perPartitionSparse("kafka_replication_partition_eligible_leader_replicas")},
+			column{"Reassigning", perPartitionSparse("kafka_replication_partition_reassigning")},
 			column{"High watermark", perPartition("kafka_replication_partition_high_watermark")},
 			column{"Log end offset", perPartition("kafka_replication_partition_log_end_offset")},
 			column{"LEO − HW", fmt.Sprintf(`max by (partition) (kafka_replication_partition_log_end_offset{%[1]s} - kafka_replication_partition_high_watermark{%[1]s})`, partitionSel)},
@@ -57,23 +60,23 @@ func Topic() *dashboard.DashboardBuilder {
 		WithPanel(timeSeries("Follower lag",
 			"Offsets each follower is behind the leader, per partition and replica.",
 			"short", 12, 8,
-			query(fmt.Sprintf(`max by (partition, replica) (kafka_replication_partition_replica_lag{%s})`, partitionSel), "p{{partition}} replica {{replica}}"),
+			query(fmt.Sprintf(`max by (partition, replica) (kafka_replication_partition_replica_lag{%s})`, partitionSel)+zeroByPartition, "p{{partition}} replica {{replica}}"),
 		)).
 		WithPanel(steps("ISR, ELR and last-known ELR",
 			"Clean leader candidates per partition: the ISR, and outside it the eligible leader replicas the controller keeps below min ISR (KIP-966). ISR 1 with ELR 0 leaves the leader as the only clean candidate; last-known ELR are replicas that stopped uncleanly. No ELR lines on Kafka 3.x or with ELR off.",
 			"short", 12, 8,
 			query(perPartition("kafka_replication_partition_in_sync_replicas"), "ISR p{{partition}}"),
-			query(perPartition("kafka_replication_partition_eligible_leader_replicas"), "ELR p{{partition}}"),
-			query(perPartition("kafka_replication_partition_last_known_eligible_leader_replicas"), "last-known ELR p{{partition}}"),
+			query(perPartitionSparse("kafka_replication_partition_eligible_leader_replicas"), "ELR p{{partition}}"),
+			query(perPartitionSparse("kafka_replication_partition_last_known_eligible_leader_replicas"), "last-known ELR p{{partition}}"),
 		)).
 		WithPanel(steps("Reassignments",
 			"Replicas being added and removed per partition while a reassignment runs. Under-replicated only by replicas being added does not fire the under-replicated and at-min-ISR alerts.",
 			"short", 12, 8,
 			// The adding/removing series exist only while a reassignment runs:
 			// zero from the always-present reassigning series otherwise.
-			query(perPartition("kafka_replication_partition_reassignment_adding_replicas")+" or 0 * "+perPartition("kafka_replication_partition_reassigning"), "adding p{{partition}}"),
-			query(perPartition("kafka_replication_partition_reassignment_removing_replicas")+" or 0 * "+perPartition("kafka_replication_partition_reassigning"), "removing p{{partition}}"),
-			query(perPartition("kafka_replication_partition_under_replicated_by_reassignment"), "under-replicated by it p{{partition}}"),
+			query(perPartition("kafka_replication_partition_reassignment_adding_replicas")+zeroByPartition, "adding p{{partition}}"),
+			query(perPartition("kafka_replication_partition_reassignment_removing_replicas")+zeroByPartition, "removing p{{partition}}"),
+			query(perPartitionSparse("kafka_replication_partition_under_replicated_by_reassignment"), "under-replicated by it p{{partition}}"),
 		)).
 		WithPanel(timeSeries("ISR shrinks and expands",
 			"ISR changes logged by the leaders of this topic; shrinks drawn below the axis.",
@@ -102,7 +105,7 @@ func Topic() *dashboard.DashboardBuilder {
 		WithPanel(bars("HW regressions, truncations below HW, unclean elections",
 			"Events that mean committed records were lost or un-committed. Each should be zero.",
 			12, 8,
-			query(fmt.Sprintf(`sum by (partition) (increase(kafka_replication_partition_high_watermark_regressions_total{%s}[$__rate_interval]))`, partitionSel), "HW regression p{{partition}}"),
+			query(fmt.Sprintf(`sum by (partition) (increase(kafka_replication_partition_high_watermark_regressions_total{%s}[$__rate_interval]))`, partitionSel)+zeroByPartition, "HW regression p{{partition}}"),
 			query(fmt.Sprintf(`sum by (partition) (increase(kafka_replication_partition_truncations_below_high_watermark_total{%s}[$__rate_interval]))`, partitionSel), "truncation below HW p{{partition}}"),
 			query(fmt.Sprintf(`max by (partition) (increase(kafka_replication_partition_unclean_leader_elections_total{%s}[$__rate_interval]))`, partitionSel), "unclean election p{{partition}}"),
 		))

@@ -315,7 +315,7 @@ func testStallControllerFrozen(ctx context.Context, t *testing.T, c *harness.Clu
 			return ""
 		}
 		if st, err := c.Partition(topic, 0); err == nil && st.Leader != 1 && st.Leader >= 0 {
-			if _, exported := m.Value("kafka_replication_partition_high_watermark_stalled", p); !exported {
+			if _, exported := m.Value("kafka_replication_partition_replicas", p); !exported {
 				t.Logf("the controller moved leadership to %d on resume; the old leader's sidecar no longer exports the partition", st.Leader)
 				return ""
 			}

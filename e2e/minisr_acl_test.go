@@ -119,7 +119,7 @@ func TestMinISRWithoutDescribeConfigsACL(t *testing.T) {
 		isr, _ := m.Value("kafka_replication_partition_in_sync_replicas", closed)
 		_, hw := m.Value("kafka_replication_partition_high_watermark", closed)
 		_, leo := m.Value("kafka_replication_partition_log_end_offset", closed)
-		_, stalled := m.Value("kafka_replication_partition_high_watermark_stalled", closed)
+		_, stalled := gaugeValue(m, "kafka_replication_partition_high_watermark_stalled", closed)
 		return unknown == 1 && errs > 0 && openMin == 3 && !closedMin && isr == 3 && hw && leo && stalled
 	})
 	logText, _ := os.ReadFile(logPath)

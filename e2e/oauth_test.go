@@ -130,11 +130,11 @@ func TestOAuthBearer(t *testing.T) {
 
 	// Both clients authenticated: sarama for Metadata, franz-go for the ELR
 	// series (DescribeTopicPartitions).
-	waitMetrics(ctx, t, good, "OAUTHBEARER: up 1, the topic's partition and its ELR seen", func(m stack.Metrics) bool {
+	waitMetrics(ctx, t, good, "OAUTHBEARER: up 1, the topic's partition seen and DescribeTopicPartitions answered", func(m stack.Metrics) bool {
 		up, _ := m.Value("kafka_replication_up", nil)
 		replicas, ok := m.Value("kafka_replication_partition_replicas", map[string]string{"topic": "oauth", "partition": "0"})
-		_, elr := m.Value("kafka_replication_partition_eligible_leader_replicas", map[string]string{"topic": "oauth", "partition": "0"})
-		return up == 1 && ok && replicas == 3 && elr
+		errs, sent := m.Value("kafka_replication_admin_request_errors_total", map[string]string{"request": "describe_topic_partitions"})
+		return up == 1 && ok && replicas == 3 && sent && errs == 0
 	})
 	for _, b := range bad {
 		waitMetrics(ctx, t, b.url, b.name+": up 0 and metadata errors counted", func(m stack.Metrics) bool {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
@@ -321,9 +323,48 @@ func seeing(m map[int32]stack.Metrics) map[int32]stack.Metrics {
 
 type check func(stack.Metrics) string
 
+// sparseFamilies are the families written only where not 0
+// (collector.Family.Sparse): where the row they belong to is exported, a
+// missing series of theirs is a 0.
+var sparseFamilies = func() map[string]bool {
+	out := map[string]bool{}
+	for _, f := range collector.Families() {
+		if f.Sparse {
+			out[f.Name] = true
+		}
+	}
+	return out
+}()
+
+// sparseValue reads a sparse family's series as 0 when it is missing but
+// its row is exported: the group's committed offset for a group position,
+// the partition's replica count otherwise.
+func sparseValue(m stack.Metrics, name string, labels map[string]string) (float64, bool) {
+	row := "kafka_replication_partition_replicas"
+	if strings.HasPrefix(name, "kafka_replication_consumer_group_") {
+		row = "kafka_replication_consumer_group_committed_offset"
+	}
+	match := maps.Clone(labels)
+	delete(match, "replica")
+	if _, exported := m.Value(row, match); exported {
+		return 0, true
+	}
+	return 0, false
+}
+
+// gaugeValue is m.Value, reading a missing series of a sparse family as 0
+// where its row is exported.
+func gaugeValue(m stack.Metrics, name string, labels map[string]string) (float64, bool) {
+	v, found := m.Value(name, labels)
+	if !found && sparseFamilies[name] {
+		return sparseValue(m, name, labels)
+	}
+	return v, found
+}
+
 func gauge(name string, labels map[string]string, ok func(float64) bool) check {
 	return func(m stack.Metrics) string {
-		v, found := m.Value(name, labels)
+		v, found := gaugeValue(m, name, labels)
 		if !found {
 			return fmt.Sprintf("%s%v missing", name, labels)
 		}
