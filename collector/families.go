@@ -94,6 +94,14 @@ func (f *Family) sparse() *Family {
 	return f
 }
 
+// sparseAll marks every family of fams Sparse.
+func sparseAll[A ~[logstate.NumCounters]*Family](fams A) A {
+	for _, f := range fams {
+		f.sparse()
+	}
+	return fams
+}
+
 // derived marks the family Derived.
 func (f *Family) derived() *Family {
 	f.Derived = true
@@ -106,8 +114,10 @@ var (
 	topicLabels     = []string{"topic"}
 )
 
-// The log-derived per-partition counters, indexed by logstate.Counter.
-var logCounterFamilies = [logstate.NumCounters]*Family{
+// The log-derived per-partition counters, indexed by logstate.Counter. Each
+// is sparse: a partition whose broker logged none of its events has no series
+// (the alerts count a series born in their window, which increase() misses).
+var logCounterFamilies = sparseAll([logstate.NumCounters]*Family{
 	logstate.HWUpdates: newFamily("partition_high_watermark_updates_total",
 		"High-watermark advances this broker logged as the partition's leader.",
 		Counter, partitionLabels...).
@@ -188,7 +198,7 @@ var logCounterFamilies = [logstate.NumCounters]*Family{
 		Counter, partitionLabels...).
 		withDoc("A lower bound of what the partition lost: X is this replica's own HW, which may lag the leader's.").
 		rollsUp(Sum, ""),
-}
+})
 
 // The log-derived high watermark of each partition.
 var logHWFamily = newFamily("partition_log_high_watermark",

@@ -17,8 +17,14 @@ var (
 	topicSel = join(clusterMatcher, instanceMatcher, topicsMatcher)
 	// zeroByTopic completes a query of a sparse family (no series for a
 	// healthy partition) with a 0 per topic.
-	zeroByTopic = fmt.Sprintf(` or 0 * sum by (topic) (kafka_replication_partition_replicas{%s})`, topicSel)
+	zeroByTopic = zeroBy("topic")
 )
+
+// zeroBy completes a query of a sparse family, grouped by labels, with a 0
+// for every group that has partitions: a healthy partition has no series.
+func zeroBy(labels string) string {
+	return fmt.Sprintf(` or 0 * sum by (%s) (kafka_replication_partition_replicas{%s})`, labels, topicSel)
+}
 
 // Overview is "Kafka / Replication / Overview": a status strip, then rows for
 // ISR vs min ISR, the high watermark, churn, leadership, produce rejections
@@ -111,13 +117,13 @@ func Overview() *dashboard.DashboardBuilder {
 		WithPanel(timeSeries("HW advances blocked under min ISR",
 			"'Not increasing HWM because partition is under min ISR' lines per second (TRACE on kafka.cluster.Partition, Kafka 3.7+).",
 			"ops", 8, 8,
-			query(fmt.Sprintf(`sum by (topic) (rate(kafka_replication_partition_high_watermark_blocked_total{%s}[$__rate_interval]))`, topicSel), "{{topic}}"),
+			query(fmt.Sprintf(`sum by (topic) (rate(kafka_replication_partition_high_watermark_blocked_total{%s}[$__rate_interval]))`, topicSel)+zeroBy("topic"), "{{topic}}"),
 		)).
 		WithPanel(bars("High watermark regressions",
 			"Times a high watermark went backwards: seen by the admin API (admin) or in the broker log (log). Any is suspicious.",
 			8, 8,
 			query(fmt.Sprintf(`sum by (topic) (increase(kafka_replication_partition_high_watermark_regressions_total{%s}[$__rate_interval]))`, topicSel)+zeroByTopic, "admin {{topic}}"),
-			query(fmt.Sprintf(`sum by (topic) (increase(kafka_replication_partition_high_watermark_violations_total{%s}[$__rate_interval]))`, topicSel), "log {{topic}}"),
+			query(fmt.Sprintf(`sum by (topic) (increase(kafka_replication_partition_high_watermark_violations_total{%s}[$__rate_interval]))`, topicSel)+zeroBy("topic"), "log {{topic}}"),
 		)).
 		WithRow(churnRow()).
 		WithRow(leadershipRow()).
@@ -174,22 +180,22 @@ func churnRow() *dashboard.RowBuilder {
 		WithPanel(timeSeries("ISR shrinks/s",
 			"ISR shrinks logged by each leader. A broker that died shows shrinks only; churn is shrinks and expands together.",
 			"ops", 12, 8,
-			query(fmt.Sprintf(`sum without (topic, partition) (rate(kafka_replication_partition_isr_shrinks_total{%s}[$__rate_interval]))`, topicSel), "{{instance}}"),
+			query(fmt.Sprintf(`sum without (topic, partition) (rate(kafka_replication_partition_isr_shrinks_total{%s}[$__rate_interval]))`, topicSel)+zeroBy("instance"), "{{instance}}"),
 		)).
 		WithPanel(timeSeries("ISR expands/s",
 			"ISR expands logged by each leader: followers catching up again.",
 			"ops", 12, 8,
-			query(fmt.Sprintf(`sum without (topic, partition) (rate(kafka_replication_partition_isr_expands_total{%s}[$__rate_interval]))`, topicSel), "{{instance}}"),
+			query(fmt.Sprintf(`sum without (topic, partition) (rate(kafka_replication_partition_isr_expands_total{%s}[$__rate_interval]))`, topicSel)+zeroBy("instance"), "{{instance}}"),
 		)).
 		WithPanel(timeSeries("Failed ISR updates/s",
 			"'Failed to alter partition' / 'Failed to update ISR' lines: the leader could not get an ISR change accepted by the controller.",
 			"ops", 12, 8,
-			query(fmt.Sprintf(`sum by (topic) (rate(kafka_replication_partition_alter_partition_failures_total{%s}[$__rate_interval]))`, topicSel), "{{topic}}"),
+			query(fmt.Sprintf(`sum by (topic) (rate(kafka_replication_partition_alter_partition_failures_total{%s}[$__rate_interval]))`, topicSel)+zeroBy("topic"), "{{topic}}"),
 		)).
 		WithPanel(bars("ISR shrinks by topic",
 			"ISR shrinks per topic over the selected time range.",
 			12, 8,
-			query(fmt.Sprintf(`sort_desc(sum by (topic) (increase(kafka_replication_partition_isr_shrinks_total{%s}[$__range])))`, topicSel), "{{topic}}").Instant(),
+			query(fmt.Sprintf(`sort_desc(sum by (topic) (increase(kafka_replication_partition_isr_shrinks_total{%s}[$__range]))`+zeroBy("topic")+`)`, topicSel), "{{topic}}").Instant(),
 		))
 }
 
@@ -198,7 +204,7 @@ func leadershipRow() *dashboard.RowBuilder {
 		WithPanel(timeSeries("Leader elections",
 			"Partitions that got a new leader ('Leader ... starts at leader epoch' in state-change.log), per topic.",
 			"short", 8, 8,
-			query(fmt.Sprintf(`sum by (topic) (increase(kafka_replication_partition_leader_transitions_total{%s}[$__rate_interval]))`, topicSel), "{{topic}}"),
+			query(fmt.Sprintf(`sum by (topic) (increase(kafka_replication_partition_leader_transitions_total{%s}[$__rate_interval]))`, topicSel)+zeroBy("topic"), "{{topic}}"),
 		).Decimals(0)).
 		WithPanel(steps("Leaders per broker",
 			"Partitions each broker leads. An even spread is the goal of preferred-leader election.",
@@ -208,7 +214,7 @@ func leadershipRow() *dashboard.RowBuilder {
 		WithPanel(bars("Unclean leader elections",
 			"Elections of an out-of-sync replica (controller.log); each controller logs them, so the maximum over sidecars is shown.",
 			8, 8,
-			query(fmt.Sprintf(`sum by (topic) (max without (instance) (increase(kafka_replication_partition_unclean_leader_elections_total{%s}[$__rate_interval])))`, topicSel), "{{topic}}"),
+			query(fmt.Sprintf(`sum by (topic) (max without (instance) (increase(kafka_replication_partition_unclean_leader_elections_total{%s}[$__rate_interval])))`, topicSel)+zeroBy("topic"), "{{topic}}"),
 		))
 }
 
@@ -217,17 +223,17 @@ func rejectionsRow() *dashboard.RowBuilder {
 		WithPanel(timeSeries("NotEnoughReplicas rejections/s",
 			"acks=all appends rejected because the ISR is below min.insync.replicas, per topic.",
 			"ops", 8, 8,
-			query(fmt.Sprintf(`sum by (topic) (rate(kafka_replication_partition_produce_not_enough_replicas_total{%s}[$__rate_interval]))`, topicSel), "{{topic}}"),
+			query(fmt.Sprintf(`sum by (topic) (rate(kafka_replication_partition_produce_not_enough_replicas_total{%s}[$__rate_interval]))`, topicSel)+zeroBy("topic"), "{{topic}}"),
 		)).
 		WithPanel(timeSeries("Truncations/s",
 			"Log truncations by each broker's replicas; ordinary after a leader change.",
 			"ops", 8, 8,
-			query(fmt.Sprintf(`sum without (topic, partition) (rate(kafka_replication_partition_truncations_total{%s}[$__rate_interval]))`, topicSel), "{{instance}}"),
+			query(fmt.Sprintf(`sum without (topic, partition) (rate(kafka_replication_partition_truncations_total{%s}[$__rate_interval]))`, topicSel)+zeroBy("instance"), "{{instance}}"),
 		)).
 		WithPanel(bars("Truncations below HW",
 			"Truncations below the replica's high watermark: committed records discarded. Should never happen with clean elections.",
 			8, 8,
-			query(fmt.Sprintf(`sum by (instance, topic) (increase(kafka_replication_partition_truncations_below_high_watermark_total{%s}[$__rate_interval]))`, topicSel), "{{instance}} {{topic}}"),
+			query(fmt.Sprintf(`sum by (instance, topic) (increase(kafka_replication_partition_truncations_below_high_watermark_total{%s}[$__rate_interval]))`, topicSel)+zeroBy("instance, topic"), "{{instance}} {{topic}}"),
 		))
 }
 

@@ -81,8 +81,8 @@ func Topic() *dashboard.DashboardBuilder {
 		WithPanel(timeSeries("ISR shrinks and expands",
 			"ISR changes logged by the leaders of this topic; shrinks drawn below the axis.",
 			"ops", 24, 8,
-			query(fmt.Sprintf(`-sum by (partition) (rate(kafka_replication_partition_isr_shrinks_total{%s}[$__rate_interval]))`, partitionSel), "shrinks p{{partition}}"),
-			query(fmt.Sprintf(`sum by (partition) (rate(kafka_replication_partition_isr_expands_total{%s}[$__rate_interval]))`, partitionSel), "expands p{{partition}}"),
+			query(fmt.Sprintf(`-sum by (partition) (rate(kafka_replication_partition_isr_shrinks_total{%s}[$__rate_interval]))`, partitionSel)+zeroByPartition, "shrinks p{{partition}}"),
+			query(fmt.Sprintf(`sum by (partition) (rate(kafka_replication_partition_isr_expands_total{%s}[$__rate_interval]))`, partitionSel)+zeroByPartition, "expands p{{partition}}"),
 		)).
 		WithRow(dashboard.NewRowBuilder("High watermark and leadership")).
 		WithPanel(timeSeries("High watermark and log end offset",
@@ -100,13 +100,13 @@ func Topic() *dashboard.DashboardBuilder {
 		WithPanel(timeSeries("NotEnoughReplicas rejections/s",
 			"acks=all appends to this topic rejected because the ISR is below min.insync.replicas.",
 			"ops", 12, 8,
-			query(fmt.Sprintf(`sum by (partition) (rate(kafka_replication_partition_produce_not_enough_replicas_total{%s}[$__rate_interval]))`, partitionSel), "p{{partition}}"),
+			query(fmt.Sprintf(`sum by (partition) (rate(kafka_replication_partition_produce_not_enough_replicas_total{%s}[$__rate_interval]))`, partitionSel)+zeroByPartition, "p{{partition}}"),
 		)).
 		WithPanel(bars("HW regressions, truncations below HW, unclean elections",
 			"Events that mean committed records were lost or un-committed. Each should be zero.",
 			12, 8,
 			query(fmt.Sprintf(`sum by (partition) (increase(kafka_replication_partition_high_watermark_regressions_total{%s}[$__rate_interval]))`, partitionSel)+zeroByPartition, "HW regression p{{partition}}"),
-			query(fmt.Sprintf(`sum by (partition) (increase(kafka_replication_partition_truncations_below_high_watermark_total{%s}[$__rate_interval]))`, partitionSel), "truncation below HW p{{partition}}"),
-			query(fmt.Sprintf(`max by (partition) (increase(kafka_replication_partition_unclean_leader_elections_total{%s}[$__rate_interval]))`, partitionSel), "unclean election p{{partition}}"),
+			query(fmt.Sprintf(`sum by (partition) (increase(kafka_replication_partition_truncations_below_high_watermark_total{%s}[$__rate_interval]))`, partitionSel)+zeroByPartition, "truncation below HW p{{partition}}"),
+			query(fmt.Sprintf(`max by (partition) (increase(kafka_replication_partition_unclean_leader_elections_total{%s}[$__rate_interval]))`, partitionSel)+zeroByPartition, "unclean election p{{partition}}"),
 		))
 }

@@ -69,7 +69,7 @@ func stuckScraper(addr string) (net.Conn, error) {
 // costs the server the render of a few megabytes (until the socket buffers
 // are full), and the test must stay quick on a shared machine.
 func TestStuckScrapersDoNotLockOutPrometheus(t *testing.T) {
-	const partitions = 10_000
+	const partitions = 50_000 // two series each (the HW and its update counter): an 8 MB body
 	const writeTimeout = 3 * time.Second
 	const slots = 10
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
