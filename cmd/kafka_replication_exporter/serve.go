@@ -105,9 +105,9 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 	s.partitionLabels = cmd.Flag("collector.partition-labels",
 		"Export per-partition series; --no-collector.partition-labels rolls them up per topic (for very many partitions).").Default("true").Bool()
 	s.partitionSeries = cmd.Flag("collector.partition-series",
-		"Which partitions of the admin API's have series of their own: all, or unhealthy (offline, under-replicated, "+
+		"Which partitions have series of their own: all, or unhealthy (offline, under-replicated, "+
 			"no ISR headroom, stalled or regressed HW, reassigning, unanswered, or a consumer group starved or behind on it); "+
-			"the others are summed per topic under the same names.").Default("all").Enum("all", "unhealthy")
+			"the others are summed per topic under the same names, and the log half's counters are per topic.").Default("all").Enum("all", "unhealthy")
 
 	s.admin = admin.AddFlags(cmd)
 	return s
@@ -144,6 +144,9 @@ func (s *serveCommand) validate() (func(string) bool, error) {
 	}
 	if *s.partitionSeries == "unhealthy" && !*s.partitionLabels {
 		return nil, errors.New("--collector.partition-series=unhealthy needs partition labels: drop --no-collector.partition-labels")
+	}
+	if *s.partitionSeries == "unhealthy" && len(s.admin.Servers) == 0 {
+		return nil, errors.New("--collector.partition-series=unhealthy needs the admin API (--kafka.server) to tell which partitions are unhealthy")
 	}
 	if len(*s.logFiles) == 0 && len(s.admin.Servers) == 0 {
 		return nil, errors.New("nothing to do: give --log.file (the broker's logs) and/or --kafka.server (the admin API)")
@@ -295,7 +298,14 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 	}
 	sc.stream = logstate.NewStream(sc.store, sc.files, *s.pollInterval)
 	adminMode := len(s.admin.Servers) > 0
-	logm := collector.NewLogMetrics(sc.store, sc.stream, collector.LogMetricsOptions{PartitionLabels: *s.partitionLabels, LeaderGauges: !adminMode})
+	// Under --collector.partition-series=unhealthy the log half's counters
+	// are per topic: a counter moving between a partition's series and its
+	// topic's as the partition's health changes would look newborn to the
+	// alerts and count its old events again.
+	logm := collector.NewLogMetrics(sc.store, sc.stream, collector.LogMetricsOptions{
+		PartitionLabels: s.adminSeries() == collector.AllPartitionSeries,
+		LeaderGauges:    !adminMode,
+	})
 	sc.registry.MustRegister(versioncollector.NewCollector(programName))
 	sc.direct = append(sc.direct, collector.TableSource(logm.Tables))
 	if adminMode {

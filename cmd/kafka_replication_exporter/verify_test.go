@@ -278,6 +278,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"serve", "--log.file=x", "--collector.topic-include=("},
 		{"serve", "--log.file=x", "--collector.partition-series=some"},
 		{"serve", "--log.file=x", "--collector.partition-series=unhealthy", "--no-collector.partition-labels"},
+		{"serve", "--log.file=x", "--collector.partition-series=unhealthy"}, // no admin API to tell
 	} {
 		code, out, errOut := runCLI(t, "", args...)
 		if code != exitUsage {

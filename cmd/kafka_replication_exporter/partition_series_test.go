@@ -1,0 +1,80 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+)
+
+// TestUnhealthyPartitionSeriesScrape: the golden scrape's sidecar with
+// --collector.partition-series=unhealthy. Only the fake cluster's unhealthy
+// partitions have series of their own (orders/0, stalled; payments/1, being
+// reassigned), the log half's counters are per topic, and the scrape lints.
+func TestUnhealthyPartitionSeriesScrape(t *testing.T) {
+	sc, s := startFixtureSidecar(t, fakeCluster(t), "--kafka.refresh-interval=1s", "--stall.threshold=1ms",
+		"--collector.consumer-groups", "--collector.last-stable-offset", "--collector.partition-series=unhealthy")
+	t.Cleanup(sc.close)
+	waitFor(t, "a stalled high watermark", 20*time.Second, func() bool {
+		for _, tp := range sc.admin.Snapshot().Topics {
+			for _, p := range tp.Partitions {
+				if p.Stalled {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	srv := httptest.NewServer(sc.handler(s))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+
+	unhealthy := map[string]bool{`partition="0",topic="orders"`: true, `partition="1",topic="payments"`: true}
+	perTopic, own := 0, 0
+	for line := range strings.Lines(string(body)) {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, labels, _ := strings.Cut(line, "{")
+		labels, _, _ = strings.Cut(labels, "}")
+		if !strings.Contains(labels, "partition=") {
+			if strings.HasPrefix(name, "kafka_replication_partition_") {
+				perTopic++
+			}
+			continue
+		}
+		key := labels[strings.Index(labels, "partition="):]
+		if i := strings.Index(key, `",replica=`); i >= 0 { // partition, replica, topic
+			key = key[:i+1] + key[strings.Index(key, ",topic="):]
+		}
+		own++
+		if !unhealthy[key] {
+			t.Errorf("a healthy partition has a series of its own: %s", strings.TrimSpace(line))
+		}
+		if strings.HasSuffix(name, "_total") {
+			t.Errorf("a log counter per partition under the unhealthy mode: %s", strings.TrimSpace(line))
+		}
+	}
+	if own == 0 {
+		t.Error("no series of the unhealthy partitions")
+	}
+	if perTopic == 0 {
+		t.Error("no per-topic series for the healthy partitions")
+	}
+	problems, err := promlint.New(strings.NewReader(string(body))).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+}
