@@ -52,10 +52,11 @@ func TestUnhealthyPartitionSeriesScrape(t *testing.T) {
 			}
 			continue
 		}
-		key := labels[strings.Index(labels, "partition="):]
-		if i := strings.Index(key, `",replica=`); i >= 0 { // partition, replica, topic
-			key = key[:i+1] + key[strings.Index(key, ",topic="):]
-		}
+		// The partition and topic labels, without a group or replica between.
+		_, key, _ := strings.Cut(labels, "partition=")
+		partition, rest, _ := strings.Cut(key, ",")
+		_, topic, _ := strings.Cut(rest, "topic=")
+		key = "partition=" + partition + ",topic=" + topic
 		own++
 		if !unhealthy[key] {
 			t.Errorf("a healthy partition has a series of its own: %s", strings.TrimSpace(line))
