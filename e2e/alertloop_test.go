@@ -34,7 +34,16 @@ const (
 // traffic pages nobody; losing two of three nodes pages under-min-ISR for
 // the topics and the HW stall for the busy topic only; restarting the nodes
 // resolves both.
-func TestAlertLoop(t *testing.T) {
+func TestAlertLoop(t *testing.T) { alertLoop(t) }
+
+// TestAlertLoopUnhealthySeries is the same loop with
+// --collector.partition-series=unhealthy: a healthy partition has no series
+// of its own, and every page, resolution and panel must be the same.
+func TestAlertLoopUnhealthySeries(t *testing.T) {
+	alertLoop(t, "--collector.partition-series=unhealthy")
+}
+
+func alertLoop(t *testing.T, exporterArgs ...string) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster, Prometheus and Alertmanager; skipped with -short")
 	}
@@ -44,7 +53,7 @@ func TestAlertLoop(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	defer func() { t.Logf("TestAlertLoop wall time %v", time.Since(start).Round(time.Second)) }()
+	defer func() { t.Logf("%s wall time %v", t.Name(), time.Since(start).Round(time.Second)) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 
@@ -63,7 +72,7 @@ func TestAlertLoop(t *testing.T) {
 		produceOK(ctx, t, c, topic, 5, sarama.WaitForAll)
 	}
 
-	es, err := stack.StartExporters(ctx, c, exporterBinary(t))
+	es, err := stack.StartExporters(ctx, c, exporterBinary(t), exporterArgs...)
 	must(t, err)
 	t.Cleanup(es.Close)
 	dir := t.TempDir()
