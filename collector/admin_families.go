@@ -149,7 +149,7 @@ func Families() []*Family {
 		upFamily, lastRefreshFamily, refreshDurationFamily, brokerIdentifiedFamily,
 		requestErrorsFamily, disagreementsFamily, topicMinISRFamily, brokerResponsiveFamily,
 		replicasFamily, isrFamily, minISRFamily, underReplicatedFamily, underMinISRFamily, atMinISRFamily, headroomFamily,
-		leaderFamily, leaderEpochFamily, hwFamily, leoFamily, lsoFamily, stalledFamily, lastAdvanceFamily, regressionsFamily,
+		leaderFamily, leaderEpochFamily, hwFamily, leoFamily, lsoFamily, lsoLagSecondsFamily, lsoStalledFamily, stalledFamily, lastAdvanceFamily, regressionsFamily,
 		elrFamily, lastKnownELRFamily, reassigningFamily, reassignAddingFamily, reassignRemovingFamily, urpByMoveFamily,
 		replicaLagFamily, replicaOfflineFamily, stallCauseFamily,
 	)

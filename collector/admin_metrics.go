@@ -126,6 +126,9 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 		tables = append(tables, groupTables(s)...)
 	}
 	if m.series == TopicSeries {
+		if s.StableOffsets != nil {
+			tables = append(tables, stableOffsetRollup(s))
+		}
 		return append(tables, m.rollup(s)), nil
 	}
 	unhealthyOnly := m.series == UnhealthyPartitionSeries

@@ -2,7 +2,8 @@ package collector
 
 // The consumer-side families: the consumer groups (--collector.consumer-groups,
 // collector/admin fetch_groups.go), read in consumer_group_metrics.go, and
-// the last stable offset (--collector.last-stable-offset, fetch_lso.go).
+// the last stable offset (--collector.last-stable-offset, fetch_lso.go and
+// build_lso.go).
 
 // groupPartitionLabels label the per group and partition families.
 var groupPartitionLabels = []string{"group", "partition", "topic"}
@@ -49,6 +50,24 @@ var lsoFamily = newFamily("partition_last_stable_offset",
 	"Last stable offset of the partition (ListOffsets LATEST, read_committed, sent to the leader): how far read_committed consumers can read.",
 	Gauge, partitionLabels...).
 	withDoc("With --collector.last-stable-offset; absent when the leader did not answer the last refresh. Below the high watermark while a transaction is open.")
+
+// The stuck-LSO families, columns of the same table: how long read_committed
+// consumers have been held back, and whether that is longer than any
+// transaction should last.
+var (
+	lsoLagSecondsFamily = newFamily("partition_last_stable_offset_lag_seconds",
+		"Seconds since the high watermark passed the last stable offset: how long read_committed consumers have been held back "+
+			"by the oldest open transaction; 0 when the LSO is at the high watermark.",
+		Gauge, partitionLabels...).
+		withDoc("With --collector.last-stable-offset, from the exporter's own high watermark readings (as `consumer_group_lag_seconds`); " +
+			"absent when the leader did not answer the LSO or the HW in the last refresh.")
+	lsoStalledFamily = newFamily("partition_last_stable_offset_stalled",
+		"1 if the last stable offset has stood below the high watermark for --collector.last-stable-offset.stall-threshold: "+
+			"a transaction open that long (hanging) holds read_committed consumers back.",
+		Gauge, partitionLabels...).
+		withDoc("0 when the LSO is at the high watermark; absent as `partition_last_stable_offset_lag_seconds`. Alert: `KafkaPartitionTransactionHanging`.").
+		rollsUp(Sum, "Number of the topic's exported partitions whose last stable offset is stalled (a hanging transaction).")
+)
 
 // consumerGroupFamilies are the consumer-group families, for the README.
 func consumerGroupFamilies() []*Family {

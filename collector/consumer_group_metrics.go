@@ -37,6 +37,13 @@ func groupTables(s *admin.Snapshot) []*Table {
 	}}
 }
 
+// stableOffsetColumns are the per-partition LSO families.
+var stableOffsetColumns = []rowColumn[*admin.StableOffset]{
+	{lsoFamily, func(o *admin.StableOffset) (float64, bool) { return float64(o.LSO), true }},
+	{lsoLagSecondsFamily, func(o *admin.StableOffset) (float64, bool) { return o.LagSeconds, o.HWKnown }},
+	{lsoStalledFamily, func(o *admin.StableOffset) (float64, bool) { return b2f(o.Stalled), o.HWKnown }},
+}
+
 // stableOffsetTable has a row per exported partition whose LSO was read, in
 // series order: partition, topic; with unhealthyOnly, per unhealthy one.
 func stableOffsetTable(s *admin.Snapshot, unhealthyOnly bool) *Table {
@@ -55,8 +62,35 @@ func stableOffsetTable(s *admin.Snapshot, unhealthyOnly bool) *Table {
 		}
 	}
 	slices.SortStableFunc(rows, func(x, y row) int { return strings.Compare(x.id, y.id) })
-	return rowTable(rows, func(r row, values []string) { values[0], values[1] = r.id, r.o.Topic },
-		[]rowColumn[row]{{lsoFamily, func(r row) (float64, bool) { return float64(r.o.LSO), true }}})
+	cols := make([]rowColumn[row], len(stableOffsetColumns))
+	for i, c := range stableOffsetColumns {
+		cols[i] = rowColumn[row]{c.family, func(r row) (float64, bool) { return c.value(r.o) }}
+	}
+	return rowTable(rows, func(r row, values []string) { values[0], values[1] = r.id, r.o.Topic }, cols)
+}
+
+// stableOffsetRollup folds the LSO rows per topic, for
+// --no-collector.partition-labels: the families that declare a rollup (the
+// count of stalled LSOs). The snapshot's rows are sorted by topic.
+func stableOffsetRollup(s *admin.Snapshot) *Table {
+	rows := make([]*admin.StableOffset, len(s.StableOffsets))
+	var (
+		ends   []int
+		topics []string
+	)
+	for i := range s.StableOffsets {
+		rows[i] = &s.StableOffsets[i]
+		if i > 0 && rows[i].Topic != rows[i-1].Topic {
+			ends = append(ends, i)
+		}
+		if i == 0 || rows[i].Topic != rows[i-1].Topic {
+			topics = append(topics, rows[i].Topic)
+		}
+	}
+	if len(rows) > 0 {
+		ends = append(ends, len(rows))
+	}
+	return rollupTable(rows, ends, topics, stableOffsetColumns)
 }
 
 // groupPartitionRow is one group's position on one partition.

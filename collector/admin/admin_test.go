@@ -38,6 +38,7 @@ func newTestPoller(t testing.TB, servers []string, brokerID int32, scope string,
 		RefreshInterval: 15 * time.Second,
 		RequestTimeout:  2 * time.Second,
 		StallThreshold:  2 * time.Minute,
+		Groups:          GroupsConfig{LSOStallThreshold: 5 * time.Minute},
 	}
 	if tweak != nil {
 		tweak(cfg)

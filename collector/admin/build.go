@@ -26,7 +26,8 @@ type builder struct {
 	gen           uint64 // refresh generation, for the tracker's pruning
 	disagreements [NumFields]uint64
 	refused       [NumRefusals]uint64 // Metadata entries the plans left out
-	history       *hwHistory          // the HW readings behind lag in seconds; nil unless consumer groups are read
+	history       *hwHistory          // the HW readings behind lag in seconds; nil unless consumer groups or the LSO are read
+	lso           *lsoTracker         // since when each LSO holds consumers back (build_lso.go); nil unless the LSO is read
 }
 
 func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
@@ -37,6 +38,7 @@ func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
 		leaderScope: cfg.Scope == ScopeLeader,
 		logger:      logger,
 		history:     newGroupHistory(cfg),
+		lso:         newLSOTracker(cfg),
 	}
 }
 
@@ -190,7 +192,7 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 		slices.SortFunc(snap.Topics[i].Partitions, func(x, y Partition) int { return cmp.Compare(x.Partition, y.Partition) })
 	}
 	slices.SortFunc(snap.Topics, func(x, y Topic) int { return strings.Compare(x.Name, y.Name) })
-	snap.StableOffsets = stableOffsets(p, got.lso)
+	snap.StableOffsets = b.stableOffsets(p, got, now)
 	b.buildGroups(snap, p, got.groups, now)
 	return snap
 }

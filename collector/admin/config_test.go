@@ -38,7 +38,8 @@ func TestAdminFlagDefaults(t *testing.T) {
 	}
 	if cfg.Version != "3.9.0" || cfg.BrokerID != -1 || cfg.Scope != ScopeLeader ||
 		cfg.RefreshInterval != 15*time.Second || cfg.RequestTimeout != 10*time.Second ||
-		cfg.StallThreshold != 2*time.Minute || cfg.PartitionLogLevel != "" {
+		cfg.StallThreshold != 2*time.Minute || cfg.PartitionLogLevel != "" ||
+		cfg.Groups.LastStableOffset || cfg.Groups.LSOStallThreshold != 5*time.Minute {
 		t.Errorf("unexpected defaults: %+v", cfg)
 	}
 	sc, ec, err := cfg.clientConfigs()
@@ -111,6 +112,8 @@ func TestAdminValidate(t *testing.T) {
 		{"bad version", nil, []string{"--kafka.server=k:9092", "--kafka.version=banana"}, "kafka.version"},
 		{"server without port", nil, []string{"--kafka.server=k"}, "host:port"},
 		{"zero timeout", nil, []string{"--kafka.server=k:9092", "--kafka.request-timeout=0s"}, "request-timeout"},
+		{"zero LSO stall threshold", nil, []string{"--kafka.server=k:9092", "--collector.last-stable-offset", "--collector.last-stable-offset.stall-threshold=0s"}, "stall-threshold must be positive"},
+		{"LSO stall threshold unused", nil, []string{"--kafka.server=k:9092", "--collector.last-stable-offset.stall-threshold=0s"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseAdminFlags(t, tc.env, tc.args...)

@@ -1,11 +1,8 @@
 package admin
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/IBM/sarama"
@@ -76,23 +73,4 @@ func (p *brokerPool) listStableOffsets(ctx context.Context, addr string, parts [
 		}
 	}
 	return nil
-}
-
-// stableOffsets are the LSOs answered, sorted by topic, then partition; nil
-// when the read is off.
-func stableOffsets(p *refreshPlan, lso []offsetAnswer) []StableOffset {
-	if lso == nil {
-		return nil
-	}
-	out := []StableOffset{}
-	for i, ans := range lso {
-		if ans.ok {
-			k := p.parts[i].key
-			out = append(out, StableOffset{Topic: k.Topic, Partition: k.Partition, LSO: ans.offset})
-		}
-	}
-	slices.SortFunc(out, func(x, y StableOffset) int {
-		return cmp.Or(strings.Compare(x.Topic, y.Topic), cmp.Compare(x.Partition, y.Partition))
-	})
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 )
@@ -18,6 +19,10 @@ type GroupsConfig struct {
 	Exclude string // anchored regular expression of groups to skip; "" = none
 	// LastStableOffset: read each exported partition's LSO.
 	LastStableOffset bool
+	// LSOStallThreshold is how long an LSO may stand below the HW before it
+	// counts as stalled: a transaction open longer than any client's
+	// transaction timeout (build_lso.go).
+	LSOStallThreshold time.Duration
 }
 
 // addGroupFlags registers the consumer-group flags on cmd.
@@ -30,6 +35,11 @@ func addGroupFlags(cmd *kingpin.CmdClause, c *GroupsConfig) {
 	cmd.Flag("collector.last-stable-offset",
 		"Read the last stable offset of every exported partition (ListOffsets read_committed to each leader): how far read_committed consumers can read.").
 		Default("false").BoolVar(&c.LastStableOffset)
+	cmd.Flag("collector.last-stable-offset.stall-threshold",
+		"How long the last stable offset of a partition may stay below its high watermark before it counts as stalled: "+
+			"a transaction open that long holds read_committed consumers back (a hanging transaction). "+
+			"Above the longest transaction.timeout.ms of your producers.").
+		Default("5m").DurationVar(&c.LSOStallThreshold)
 	cmd.Flag("collector.consumer-groups.exclude", "Regular expression of consumer groups not to read (anchored).").Default("").StringVar(&c.Exclude)
 }
 
@@ -52,14 +62,17 @@ func (c *GroupsConfig) filter() (func(group string) bool, error) {
 	return func(g string) bool { return inc.MatchString(g) && (exc == nil || !exc.MatchString(g)) }, nil
 }
 
-// validate checks the expressions, and that groups are read only where the
-// admin API is.
+// validate checks the expressions, that groups are read only where the
+// admin API is, and the LSO's stall threshold.
 func (c *GroupsConfig) validate(servers bool) error {
 	if _, err := c.filter(); err != nil {
 		return err
 	}
 	if c.Enabled && !servers {
 		return errors.New("--collector.consumer-groups needs --kafka.server")
+	}
+	if c.LastStableOffset && c.LSOStallThreshold <= 0 {
+		return errors.New("--collector.last-stable-offset.stall-threshold must be positive")
 	}
 	return nil
 }

@@ -76,7 +76,7 @@ func key(topic string, p int32) logparse.PartitionKey {
 }
 
 func withGroups(include, exclude string) func(*Config) {
-	return func(c *Config) { c.Groups = GroupsConfig{Enabled: true, Include: include, Exclude: exclude} }
+	return func(c *Config) { c.Groups.Enabled, c.Groups.Include, c.Groups.Exclude = true, include, exclude }
 }
 
 // TestGroupsOffRequestsNothing: with the collector off (the default) a

@@ -97,7 +97,7 @@ func (f *refresher) refresh(ctx context.Context, last *Snapshot) *Snapshot {
 		f.logger.Info("This sidecar's broker answers again; exporting its partitions once it has caught up", "broker", f.brokerID, "after", f.rejoinHold())
 	}
 	if f.now().Before(f.rejoinAt) {
-		snap.Topics = nil
+		snap.Topics, snap.StableOffsets = nil, nil
 	}
 	return snap
 }
@@ -220,6 +220,6 @@ func (f *refresher) dropOwn(snap *Snapshot) *Snapshot {
 		f.logger.Warn("This sidecar's broker did not answer; dropping its leader-scope partition series until it does",
 			"broker", f.brokerID, "address", f.brokers[f.brokerID])
 	}
-	snap.Topics = nil
+	snap.Topics, snap.StableOffsets = nil, nil
 	return snap
 }

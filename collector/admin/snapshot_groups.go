@@ -1,11 +1,23 @@
 package admin
 
 // StableOffset is one exported partition's last stable offset: how far
-// read_committed consumers can read.
+// read_committed consumers can read (build_lso.go).
 type StableOffset struct {
 	Topic     string
 	Partition int32
 	LSO       int64
+	// HWKnown: the leader answered the HW in the same refresh, so LagSeconds
+	// and Stalled are decided.
+	HWKnown bool
+	// LagSeconds is how long read_committed consumers have been held back
+	// at the LSO: now minus the time the HW passed it (from the HW history);
+	// 0 when the LSO is at the HW.
+	LagSeconds float64
+	// Stalled: the LSO is below the HW and has been for
+	// --collector.last-stable-offset.stall-threshold, i.e. a transaction
+	// has been open that long (hanging, or longer than any client's
+	// transaction timeout should allow).
+	Stalled bool
 }
 
 // ConsumerGroup is one consumer group read by the consumer-group collector

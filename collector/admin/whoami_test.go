@@ -185,9 +185,13 @@ func TestPollerOwnBrokerDownLeaderScope(t *testing.T) {
 	// Frozen own broker, Metadata from a bootstrap server: still nothing.
 	f, fz := frozenCluster(t)
 	addrs := f.C.ListenAddrs()
-	a, clock := newTestPoller(t, []string{addrs[2], addrs[0]}, 2, ScopeLeader, Options{}, func(c *Config) { c.RequestTimeout = time.Second })
+	a, clock := newTestPoller(t, []string{addrs[2], addrs[0]}, 2, ScopeLeader, Options{}, func(c *Config) {
+		c.RequestTimeout = time.Second
+		c.Groups.LastStableOffset = true // its series follow the partitions'
+	})
 	a.refresh(context.Background())
 	expect(t, "before the freeze", table(a.Snapshot(), func(p *Partition) any { return p.Leader }), "orders/2=2")
+	expect(t, "LSOs before the freeze", lsoTable(a.Snapshot()), "orders/2=30 held 0s")
 	fz.set(2, true)
 	a.refresh(context.Background())
 	s = a.Snapshot()
@@ -203,6 +207,7 @@ func TestPollerOwnBrokerDownLeaderScope(t *testing.T) {
 		a.refresh(context.Background())
 		if s := a.Snapshot(); strings.Contains(brokersOf(s), "2=true") {
 			expect(t, "first refresh after the thaw", table(s, func(p *Partition) any { return p.Leader }), "")
+			expect(t, "LSOs in the first refresh after the thaw", lsoTable(s), "")
 			break
 		}
 		if time.Now().After(deadline) {
@@ -212,6 +217,7 @@ func TestPollerOwnBrokerDownLeaderScope(t *testing.T) {
 	clock.Advance(29 * time.Second)
 	a.refresh(context.Background())
 	expect(t, "a refresh within the hold", table(a.Snapshot(), func(p *Partition) any { return p.Leader }), "")
+	expect(t, "LSOs within the hold", lsoTable(a.Snapshot()), "")
 	clock.Advance(time.Second)
 	a.refresh(context.Background())
 	expect(t, "the refresh after the hold", table(a.Snapshot(), func(p *Partition) any { return p.Leader }), "orders/2=2")

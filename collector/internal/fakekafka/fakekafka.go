@@ -60,6 +60,7 @@ type Offsets struct {
 	HW, LEO    int64
 	ReplicaLEO map[int32]int64
 	LSO        *int64 // the read_committed answer; nil: the HW (no open transaction)
+	LSOError   int16  // the read_committed answer's error code instead of an offset; 0: none
 }
 
 // New starts a 3-broker cluster (unless opts say otherwise), closed when the
@@ -136,7 +137,9 @@ func (f *Kafka) install() {
 					if v, ok := o.ReplicaLEO[node]; ok {
 						sp.Offset = v
 					}
-				case req.IsolationLevel == 1 && o.LSO != nil: // read_committed
+				case req.IsolationLevel == 1 && o.LSOError != 0: // read_committed
+					sp.ErrorCode = o.LSOError
+				case req.IsolationLevel == 1 && o.LSO != nil:
 					sp.Offset = *o.LSO
 				default:
 					sp.Offset = o.HW
