@@ -3,7 +3,8 @@
 // (Config, with TLS and SASL), the connections to the brokers, the refresh
 // that asks Metadata, DescribeConfigs and ListOffsets of each broker, plus
 // each partition's ELR (package elr), the reassignments in progress and,
-// opt-in, the consumer groups' committed offsets (fetch_groups.go), the
+// opt-in, the consumer groups' committed offsets (fetch_groups.go) and the
+// last stable offsets (fetch_lso.go, build_lso.go), the
 // high-watermark history that stall and regression detection need, the join
 // with this broker's log-derived state (LogStore, the one way into the log
 // half), and the opt-in switch of the broker's partition logger. It exports
@@ -36,6 +37,7 @@
 //	build.go         stage 4: the snapshot
 //	build_minisr.go  stage 4: each topic's min ISR, and what is unknown
 //	build_groups.go  stage 4: the consumer groups of the snapshot
+//	build_lso.go     stage 4: each LSO against its HW, and since when it holds read_committed consumers back
 //	refresh.go       one refresh: the stages in order
 //	admin.go         the Poller: Run, Snapshot
 package admin
