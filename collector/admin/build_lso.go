@@ -111,7 +111,9 @@ func (b *builder) stableOffsets(p *refreshPlan, got *fetched, now time.Time) []S
 	for i, ans := range got.lso {
 		pp := &p.parts[i]
 		if !ans.ok {
-			b.lso.touch(pp.key, b.gen)
+			if pp.export {
+				b.lso.touch(pp.key, b.gen) // its leader did not answer
+			}
 			continue
 		}
 		o := StableOffset{Topic: pp.key.Topic, Partition: pp.key.Partition, LSO: ans.offset}
