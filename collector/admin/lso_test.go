@@ -126,7 +126,8 @@ func TestLastStableOffsetStalled(t *testing.T) {
 	f.CreateTopic("orders", nil, 0, 1)
 	open := int64(40)
 	f.SetOffsets(key("orders", 1), fakekafka.Offsets{HW: 7, LEO: 7})
-	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, func(c *Config) {
+	var logs strings.Builder
+	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{Logger: slogTo(&logs)}, func(c *Config) {
 		c.Groups.LastStableOffset = true
 		c.Groups.LSOStallThreshold = time.Minute
 	})
@@ -154,4 +155,8 @@ func TestLastStableOffsetStalled(t *testing.T) {
 		t.Errorf("want no list_offsets_lso request error, got %d", n)
 	}
 	expect(t, "aborted", refresh(160, fakekafka.Offsets{}), "orders/0=160 held 0s | orders/1=7 held 0s")
+	// One WARN when it stalled, one line when it moved again.
+	if n, m := strings.Count(logs.String(), "hanging transaction"), strings.Count(logs.String(), "moves again"); n != 1 || m != 1 {
+		t.Errorf("want the stall logged once and its end once, got %d and %d:\n%s", n, m, logs.String())
+	}
 }
