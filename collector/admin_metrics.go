@@ -127,7 +127,7 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	}
 	if m.series == TopicSeries {
 		if s.StableOffsets != nil {
-			tables = append(tables, stableOffsetRollup(s))
+			tables = append(tables, stableOffsetRollup(s, nil))
 		}
 		return append(tables, m.rollup(s)), nil
 	}
@@ -142,7 +142,7 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 		tables = append(tables, groupPartitionTable(s, unhealthyOnly))
 	}
 	if s.StableOffsets != nil {
-		tables = append(tables, stableOffsetTable(s, unhealthyOnly))
+		tables = append(tables, stableOffsetTables(s, unhealthyOnly)...)
 	}
 	return tables, func() {
 		sc.s = nil

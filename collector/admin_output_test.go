@@ -244,6 +244,10 @@ func TestSparseAndDerivedFamilies(t *testing.T) {
 		{Topic: "orders", Partition: 2, Committed: 50, HWKnown: true, AboveHW: 30, AboveHWKnown: true, StarvedByReplication: true},
 		{Topic: "orders", Partition: 3, Committed: 50, HWKnown: true, AboveHWKnown: true},
 	}}}
+	s.StableOffsets = []admin.StableOffset{
+		{Topic: "orders", Partition: 2, LSO: 40, HWKnown: true, LagSeconds: 400, Stalled: true},
+		{Topic: "orders", Partition: 3, LSO: 9, HWKnown: true},
+	}
 	perPartition := scrapeText(t, adminSource(newSnapshotSource(s), true))
 	perTopic := scrapeText(t, adminSource(newSnapshotSource(s), false))
 	for _, f := range Families() {

@@ -65,8 +65,8 @@ var (
 		"1 if the last stable offset has stood below the high watermark for --collector.last-stable-offset.stall-threshold: "+
 			"a transaction open that long (hanging) holds read_committed consumers back.",
 		Gauge, partitionLabels...).
-		withDoc("0 when the LSO is at the high watermark; absent as `partition_last_stable_offset_lag_seconds`. Alert: `KafkaPartitionTransactionHanging`.").
-		rollsUp(Sum, "Number of the topic's exported partitions whose last stable offset is stalled (a hanging transaction).")
+		withDoc("With --collector.last-stable-offset. Alert: `KafkaPartitionTransactionHanging`.").
+		rollsUp(Sum, "Number of the topic's exported partitions whose last stable offset is stalled (a hanging transaction).").sparse()
 )
 
 // consumerGroupFamilies are the consumer-group families, for the README.

@@ -44,20 +44,29 @@ var stableOffsetColumns = []rowColumn[*admin.StableOffset]{
 	{lsoStalledFamily, func(o *admin.StableOffset) (float64, bool) { return b2f(o.Stalled), o.HWKnown }},
 }
 
+// stableOffsetTables are the LSO tables with partition labels: a row per
+// exported partition whose LSO was read or, with unhealthyOnly, per
+// unhealthy one (a stalled LSO makes its partition unhealthy), then the
+// others folded per topic under the same names.
+func stableOffsetTables(s *admin.Snapshot, unhealthyOnly bool) []*Table {
+	if !unhealthyOnly {
+		return []*Table{stableOffsetTable(s, nil)}
+	}
+	bad := unhealthyPartitions(s)
+	return []*Table{stableOffsetTable(s, bad), stableOffsetRollup(s, bad)}
+}
+
 // stableOffsetTable has a row per exported partition whose LSO was read, in
-// series order: partition, topic; with unhealthyOnly, per unhealthy one.
-func stableOffsetTable(s *admin.Snapshot, unhealthyOnly bool) *Table {
+// series order: partition, topic; with unhealthy, per partition for which
+// it is true (the others are stableOffsetRollup's).
+func stableOffsetTable(s *admin.Snapshot, unhealthy map[partitionKey]bool) *Table {
 	type row struct {
 		o  *admin.StableOffset
 		id string
 	}
-	var bad map[partitionKey]bool
-	if unhealthyOnly {
-		bad = unhealthyPartitions(s)
-	}
 	rows := make([]row, 0, len(s.StableOffsets))
 	for i := range s.StableOffsets {
-		if o := &s.StableOffsets[i]; !unhealthyOnly || bad[partitionKey{o.Topic, o.Partition}] {
+		if o := &s.StableOffsets[i]; unhealthy == nil || unhealthy[partitionKey{o.Topic, o.Partition}] {
 			rows = append(rows, row{o, idLabel(o.Partition)})
 		}
 	}
@@ -69,23 +78,28 @@ func stableOffsetTable(s *admin.Snapshot, unhealthyOnly bool) *Table {
 	return rowTable(rows, func(r row, values []string) { values[0], values[1] = r.id, r.o.Topic }, cols)
 }
 
-// stableOffsetRollup folds the LSO rows per topic, for
-// --no-collector.partition-labels: the families that declare a rollup (the
-// count of stalled LSOs). The snapshot's rows are sorted by topic.
-func stableOffsetRollup(s *admin.Snapshot) *Table {
-	rows := make([]*admin.StableOffset, len(s.StableOffsets))
+// stableOffsetRollup folds the LSO rows per topic into the families that
+// declare a rollup (the count of stalled LSOs): every row for
+// --no-collector.partition-labels, the rows of partitions not in unhealthy
+// for --collector.partition-series=unhealthy.
+func stableOffsetRollup(s *admin.Snapshot, unhealthy map[partitionKey]bool) *Table {
+	rows := make([]*admin.StableOffset, 0, len(s.StableOffsets))
 	var (
 		ends   []int
 		topics []string
 	)
-	for i := range s.StableOffsets {
-		rows[i] = &s.StableOffsets[i]
-		if i > 0 && rows[i].Topic != rows[i-1].Topic {
-			ends = append(ends, i)
+	for i := range s.StableOffsets { // sorted by topic
+		o := &s.StableOffsets[i]
+		if unhealthy[partitionKey{o.Topic, o.Partition}] {
+			continue
 		}
-		if i == 0 || rows[i].Topic != rows[i-1].Topic {
-			topics = append(topics, rows[i].Topic)
+		if n := len(rows); n == 0 || rows[n-1].Topic != o.Topic {
+			if n > 0 {
+				ends = append(ends, n)
+			}
+			topics = append(topics, o.Topic)
 		}
+		rows = append(rows, o)
 	}
 	if len(rows) > 0 {
 		ends = append(ends, len(rows))

@@ -132,6 +132,29 @@ func (b *builder) stableOffsets(p *refreshPlan, got *fetched, now time.Time) []S
 	return out
 }
 
+// markLSOStalled sets LSOStalled on the snapshot's partitions whose LSO is
+// stalled, so that they count as unhealthy (Partition.Unhealthy).
+func markLSOStalled(snap *Snapshot) {
+	var stalled map[logparse.PartitionKey]bool
+	for _, o := range snap.StableOffsets {
+		if o.Stalled {
+			if stalled == nil {
+				stalled = make(map[logparse.PartitionKey]bool)
+			}
+			stalled[logparse.PartitionKey{Topic: o.Topic, Partition: o.Partition}] = true
+		}
+	}
+	if stalled == nil {
+		return
+	}
+	for t := range snap.Topics {
+		for i := range snap.Topics[t].Partitions {
+			p := &snap.Topics[t].Partitions[i]
+			p.LSOStalled = stalled[logparse.PartitionKey{Topic: p.Topic, Partition: p.Partition}]
+		}
+	}
+}
+
 // logLSOChange logs a stuck LSO once when it is found and once when it
 // moves again.
 func (b *builder) logLSOChange(o *StableOffset, hw int64, v lsoVerdict) {

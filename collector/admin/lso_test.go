@@ -147,6 +147,8 @@ func TestLastStableOffsetStalled(t *testing.T) {
 	refresh(80, fakekafka.Offsets{LSO: &open})
 	refresh(100, fakekafka.Offsets{LSO: &open})
 	expect(t, "after the threshold", refresh(120, fakekafka.Offsets{LSO: &open}), "orders/0=40 held 60s stalled | orders/1=7 held 0s")
+	lsoStalled := func(p *Partition) any { return p.LSOStalled }
+	expect(t, "the partition unhealthy", table(a.Snapshot(), lsoStalled), "orders/0=true orders/1=false")
 	// The leader answers the LSO with an error: no LSO series, and the
 	// request does not count as failed (the leader answered).
 	expect(t, "unanswered", refresh(140, fakekafka.Offsets{LSOError: kerr.NotLeaderForPartition.Code}), "orders/1=7 held 0s")
@@ -155,6 +157,7 @@ func TestLastStableOffsetStalled(t *testing.T) {
 		t.Errorf("want no list_offsets_lso request error, got %d", n)
 	}
 	expect(t, "aborted", refresh(160, fakekafka.Offsets{}), "orders/0=160 held 0s | orders/1=7 held 0s")
+	expect(t, "the partition healthy again", table(a.Snapshot(), lsoStalled), "orders/0=false orders/1=false")
 	// One WARN when it stalled, one line when it moved again.
 	if n, m := strings.Count(logs.String(), "hanging transaction"), strings.Count(logs.String(), "moves again"); n != 1 || m != 1 {
 		t.Errorf("want the stall logged once and its end once, got %d and %d:\n%s", n, m, logs.String())

@@ -182,6 +182,9 @@ type Partition struct {
 	// UnderReplicatedByReassignment: under-replicated, and every replica
 	// missing from the ISR is one the reassignment is adding.
 	UnderReplicatedByReassignment bool
+	// LSOStalled: the partition's StableOffset is Stalled (a transaction
+	// left open); false while the LSO is not read. It fits in the padding.
+	LSOStalled bool
 }
 
 // ReplicaLag is how far a follower's log end offset is behind the leader's.
@@ -209,11 +212,12 @@ func (p *Partition) UnderReplicated() bool { return p.ISR < p.Replicas }
 // --collector.partition-series=unhealthy gives series of their own: offline;
 // under-replicated (which covers under and at min ISR, ELR and offline
 // replicas); no ISR headroom (ISR at most min ISR, RF above 1); a stalled
-// or regressed HW; a reassignment; an HW or LEO the leader did not answer.
+// or regressed HW; a reassignment; an HW or LEO the leader did not answer;
+// a stalled LSO.
 func (p *Partition) Unhealthy() bool {
 	noHeadroom := p.MinISR > 0 && p.ISR <= p.MinISR && p.Replicas > 1
 	return p.Leader < 0 || p.UnderReplicated() || noHeadroom || p.Stalled || p.Regressions > 0 ||
-		p.Reassigning || !p.HWKnown || !p.LEOKnown
+		p.Reassigning || !p.HWKnown || !p.LEOKnown || p.LSOStalled
 }
 
 // UnderMinISR reports an ISR below the effective min.insync.replicas.
