@@ -118,8 +118,8 @@ func testTransactionHanging(t *testing.T, version string) {
 	}
 	t.Logf("transaction begun at offset %d", first)
 
-	// Stalled within the threshold and a refresh or two (the HW history
-	// dates the LSO from the readings before the transaction began).
+	// Stalled within the threshold and a refresh or two (the sidecar dates
+	// the LSO from its HW readings before and after the transaction began).
 	var lso, lagSeconds, hw float64
 	took := s.eventually(ctx, threshold+3*refresh+5*time.Second, "the LSO stalled", func(m map[int32]stack.Metrics) string {
 		lso, _ = m[1].Value("kafka_replication_partition_last_stable_offset", p)

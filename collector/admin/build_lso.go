@@ -25,11 +25,15 @@ type lsoTracker struct {
 type lsoState struct {
 	topicID [16]byte
 	lso     int64
-	// heldSince is when the HW passed lso: since then read_committed
-	// consumers have seen nothing past it. Zero while the LSO is at the HW.
-	heldSince time.Time
-	stalled   bool   // the last verdict, to log its changes once
-	seen      uint64 // refresh generation of the last reading, for pruning
+	// heldSince is when the HW passed lso, in unix nanoseconds: since then
+	// read_committed consumers have seen nothing past it. 0 while the LSO
+	// is at the HW.
+	heldSince int64
+	// The HW of the last reading and when (unix nanoseconds; 0: none yet),
+	// to date an LSO without the HW history.
+	lastHW, lastAt int64
+	stalled        bool   // the last verdict, to log its changes once
+	seen           uint64 // refresh generation of the last reading, for pruning
 }
 
 // lsoVerdict is what the tracker concludes from one reading.
@@ -51,11 +55,13 @@ func newLSOTracker(cfg *Config) *lsoTracker {
 }
 
 // observe records the LSO and HW read at now. When the LSO is new (or the
-// HW has just passed it), the HW history says when the HW passed it: a new
-// LSO that the HW passed long ago (the next transaction of several left
+// HW has just passed it), it is dated: held since the HW passed it. With
+// the HW history (h, kept while consumer groups are read), from that; a new
+// LSO that the HW passed long ago (the next of several transactions left
 // open) has held consumers back since then, not since this reading. Without
-// a history reading at or below the LSO, the oldest reading is the bound
-// (hwHistory.lagSeconds), and without any, now.
+// it, between the last reading and this one when the last reading's HW was
+// not past the LSO yet; else since the last reading at least (a lower
+// bound: the HW passed it before), and since now on the first reading.
 func (t *lsoTracker) observe(k logparse.PartitionKey, topicID [16]byte, lso, hw int64, now time.Time, gen uint64, h *hwHistory) lsoVerdict {
 	s, ok := t.parts[k]
 	if !ok || s.topicID != topicID {
@@ -63,20 +69,28 @@ func (t *lsoTracker) observe(k logparse.PartitionKey, topicID [16]byte, lso, hw 
 		t.parts[k] = s
 	}
 	s.seen = gen
+	at := now.UnixNano()
 	var v lsoVerdict
 	if lso >= hw {
 		// Read a moment apart, the LSO can be past the HW read before it.
-		s.lso, s.heldSince = lso, time.Time{}
+		s.lso, s.heldSince = lso, 0
 	} else {
-		if lso != s.lso || s.heldSince.IsZero() {
-			s.lso, s.heldSince = lso, now
+		if lso != s.lso || s.heldSince == 0 {
+			s.lso, s.heldSince = lso, at
 			if age, ok := h.lagSeconds(k, lso, now); ok {
-				s.heldSince = now.Add(-time.Duration(age * float64(time.Second)))
+				s.heldSince = at - int64(age*1e9)
+			} else if s.lastAt != 0 {
+				s.heldSince = s.lastAt
+				if s.lastHW <= lso {
+					frac := float64(lso-s.lastHW) / float64(hw-s.lastHW)
+					s.heldSince += int64(frac * float64(at-s.lastAt))
+				}
 			}
 		}
-		held := now.Sub(s.heldSince)
+		held := time.Duration(at - s.heldSince)
 		v.lagSeconds, v.stalled = max(held.Seconds(), 0), held >= t.stallAfter
 	}
+	s.lastHW, s.lastAt = hw, at
 	v.changed, s.stalled = v.stalled != s.stalled, v.stalled
 	return v
 }
@@ -101,7 +115,8 @@ func (t *lsoTracker) forget(keepFrom uint64) {
 
 // stableOffsets are the LSOs answered, each judged against the HW its
 // leader answered in the same refresh, sorted by topic, then partition; nil
-// when the read is off. The HW history must hold this refresh's HWs.
+// when the read is off. The HW history, when consumer groups keep one,
+// must hold this refresh's HWs.
 func (b *builder) stableOffsets(p *refreshPlan, got *fetched, now time.Time) []StableOffset {
 	if got.lso == nil || b.lso == nil {
 		return nil

@@ -10,8 +10,7 @@ import (
 // watermarks the poller read and when, so that a committed offset can be
 // turned into a time: when the HW was there (lag in seconds, as
 // kafka-lag-exporter does, but from the HW readings the poller takes
-// anyway), and an LSO into the time the HW passed it (build_lso.go).
-// Memory per partition is fixed. Kept only while consumer groups or the LSO
+// anyway). Memory per partition is fixed. Kept only while consumer groups
 // are read.
 type hwHistory struct {
 	parts map[logparse.PartitionKey]*hwRing
@@ -149,10 +148,9 @@ func (h *hwHistory) lastStep(k logparse.PartitionKey) (int64, bool) {
 
 func seconds(ns int64) float64 { return max(float64(ns), 0) / 1e9 }
 
-// newGroupHistory is the HW history when consumer groups or the LSO are
-// read, else nil.
+// newGroupHistory is the HW history when consumer groups are read, else nil.
 func newGroupHistory(cfg *Config) *hwHistory {
-	if !cfg.Groups.Enabled && !cfg.Groups.LastStableOffset {
+	if !cfg.Groups.Enabled {
 		return nil
 	}
 	return newHWHistory()

@@ -69,58 +69,72 @@ func TestLastStableOffset(t *testing.T) {
 }
 
 // TestLSOTracker: an LSO below a moving HW is held since the HW passed it,
-// stalled from the threshold on, and clears when it reaches the HW; a new
+// stalled from the threshold on, and clears when it reaches the HW. A new
 // LSO that the HW passed long ago (the next of two open transactions) is
-// held since then.
+// held since then with the HW history (consumer groups read), and at least
+// since the last reading without it.
 func TestLSOTracker(t *testing.T) {
 	k := key("orders", 0)
-	var id [16]byte
-	h := newHWHistory()
-	tr := &lsoTracker{stallAfter: 5 * time.Minute, parts: make(map[logparse.PartitionKey]*lsoState)}
-	at := func(s int) time.Time { return testEpoch.Add(time.Duration(s) * time.Second) }
-	var gen uint64
-	read := func(s int, lso, hw int64) string {
-		gen++
-		h.observe(k, id, hw, at(s), gen)
-		v := tr.observe(k, id, lso, hw, at(s), gen, h)
-		return fmt.Sprintf("held %gs stalled %v changed %v", v.lagSeconds, v.stalled, v.changed)
-	}
-	for _, r := range []struct {
-		s       int
-		lso, hw int64
-		want    string
-	}{
-		{0, 100, 100, "held 0s stalled false changed false"},   // no open transaction
-		{15, 100, 120, "held 15s stalled false changed false"}, // one begins at 100: the HW was still 100 at 0
-		{240, 100, 500, "held 240s stalled false changed false"},
-		{300, 100, 520, "held 300s stalled true changed true"}, // the threshold
-		{360, 100, 600, "held 360s stalled true changed false"},
-		{375, 310, 620, "held 247.5s stalled false changed true"}, // aborted; the next open one began at 310, which the HW passed at 127.5 (half-way from 120 at 15 to 500 at 240)
-		{435, 310, 700, "held 307.5s stalled true changed true"},
-		{450, 700, 700, "held 0s stalled false changed true"},  // all committed or aborted
-		{465, 701, 700, "held 0s stalled false changed false"}, // the LSO read a moment after the HW
-	} {
-		if got := read(r.s, r.lso, r.hw); got != r.want {
-			t.Errorf("at %ds, LSO %d HW %d: want %s, got %s", r.s, r.lso, r.hw, r.want, got)
+	for _, withHistory := range []bool{true, false} {
+		var id [16]byte
+		var h *hwHistory
+		if withHistory {
+			h = newHWHistory()
 		}
-	}
+		tr := &lsoTracker{stallAfter: 5 * time.Minute, parts: make(map[logparse.PartitionKey]*lsoState)}
+		at := func(s int) time.Time { return testEpoch.Add(time.Duration(s) * time.Second) }
+		var gen uint64
+		read := func(s int, lso, hw int64) string {
+			gen++
+			h.observe(k, id, hw, at(s), gen)
+			v := tr.observe(k, id, lso, hw, at(s), gen, h)
+			return fmt.Sprintf("held %gs stalled %v changed %v", v.lagSeconds, v.stalled, v.changed)
+		}
+		for _, r := range []struct {
+			s                 int
+			lso, hw           int64
+			want, withoutHist string
+		}{
+			{0, 100, 100, "held 0s stalled false changed false", ""},   // no open transaction
+			{15, 100, 120, "held 15s stalled false changed false", ""}, // one begins at 100: the HW was still 100 at 0
+			{240, 100, 500, "held 240s stalled false changed false", ""},
+			{300, 100, 520, "held 300s stalled true changed true", ""}, // the threshold
+			{360, 100, 600, "held 360s stalled true changed false", ""},
+			// Aborted; the next open one began at 310, which the HW passed
+			// at 127.5 (half-way from 120 at 15 to 500 at 240); without the
+			// history, before the last reading at 360.
+			{375, 310, 620, "held 247.5s stalled false changed true", "held 15s stalled false changed true"},
+			{435, 310, 700, "held 307.5s stalled true changed true", "held 75s stalled false changed false"},
+			{450, 700, 700, "held 0s stalled false changed true", "held 0s stalled false changed false"}, // all committed or aborted
+			{465, 701, 700, "held 0s stalled false changed false", ""},                                   // the LSO read a moment after the HW
+			{480, 710, 720, "held 7.5s stalled false changed false", ""},                                 // the HW passed 710 half-way from 465 (700) to 480 (720)
+		} {
+			want := r.want
+			if !withHistory && r.withoutHist != "" {
+				want = r.withoutHist
+			}
+			if got := read(r.s, r.lso, r.hw); got != want {
+				t.Errorf("history %v, at %ds, LSO %d HW %d: want %s, got %s", withHistory, r.s, r.lso, r.hw, want, got)
+			}
+		}
 
-	// A re-created topic starts afresh; a partition no refresh mentions is
-	// forgotten.
-	id[0] = 1
-	if got := read(480, 5, 9); got != "held 0s stalled false changed false" {
-		t.Errorf("re-created topic: want held since this reading, got %s", got)
-	}
-	tr.forget(gen + 1)
-	if len(tr.parts) != 0 {
-		t.Error("want the partition forgotten")
+		// A re-created topic starts afresh; a partition no refresh mentions
+		// is forgotten.
+		id[0] = 1
+		if got := read(495, 5, 9); got != "held 0s stalled false changed false" {
+			t.Errorf("history %v, re-created topic: want held since this reading, got %s", withHistory, got)
+		}
+		tr.forget(gen + 1)
+		if len(tr.parts) != 0 {
+			t.Errorf("history %v: want the partition forgotten", withHistory)
+		}
 	}
 }
 
 // TestLastStableOffsetStalled: a transaction left open on orders/0 while
 // the HW moves on. Its LSO stalls after the threshold; a refresh whose LSO
 // read fails exports no LSO series for it and does not restart the clock;
-// the transaction's end clears it. The HW history is kept for the LSO alone.
+// the transaction's end clears it.
 func TestLastStableOffsetStalled(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", nil, 0, 1)
@@ -131,8 +145,8 @@ func TestLastStableOffsetStalled(t *testing.T) {
 		c.Groups.LastStableOffset = true
 		c.Groups.LSOStallThreshold = time.Minute
 	})
-	if a.build.history == nil {
-		t.Fatal("want the HW history kept while the LSO is read")
+	if a.build.history != nil {
+		t.Fatal("want no HW history without consumer groups: the LSO tracker keeps the last HW read")
 	}
 	refresh := func(hw int64, o fakekafka.Offsets) string {
 		o.HW, o.LEO = hw, hw
