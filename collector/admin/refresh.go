@@ -97,7 +97,7 @@ func (f *refresher) refresh(ctx context.Context, last *Snapshot) *Snapshot {
 		f.logger.Info("This sidecar's broker answers again; exporting its partitions once it has caught up", "broker", f.brokerID, "after", f.rejoinHold())
 	}
 	if f.now().Before(f.rejoinAt) {
-		snap.Topics, snap.StableOffsets = nil, nil
+		dropPartitions(snap)
 	}
 	return snap
 }
@@ -220,6 +220,16 @@ func (f *refresher) dropOwn(snap *Snapshot) *Snapshot {
 		f.logger.Warn("This sidecar's broker did not answer; dropping its leader-scope partition series until it does",
 			"broker", f.brokerID, "address", f.brokers[f.brokerID])
 	}
-	snap.Topics, snap.StableOffsets = nil, nil
+	dropPartitions(snap)
 	return snap
+}
+
+// dropPartitions takes every partition series out of snap: the partitions,
+// their LSOs and the consumer groups' positions on them (a group's state and
+// members stay: they come from its coordinator).
+func dropPartitions(snap *Snapshot) {
+	snap.Topics, snap.StableOffsets = nil, nil
+	for i := range snap.Groups {
+		snap.Groups[i].Partitions = nil
+	}
 }

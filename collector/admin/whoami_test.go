@@ -243,3 +243,22 @@ func TestPollerOwnBrokerDownClusterScope(t *testing.T) {
 
 // slogTo logs as text into w.
 func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// TestDropPartitionsTakesGroupPositions: a refresh that drops this sidecar's
+// partitions (own broker silent, or rejoining) drops the consumer groups'
+// positions on them too, or a rejoining sidecar would export a group's
+// position on a partition another sidecar now leads; the group itself stays.
+func TestDropPartitionsTakesGroupPositions(t *testing.T) {
+	s := &Snapshot{
+		Topics:        []Topic{{Name: "orders", Partitions: []Partition{{Topic: "orders"}}}},
+		StableOffsets: []StableOffset{{Topic: "orders"}},
+		Groups:        []ConsumerGroup{{Name: "billing", State: "Stable", Members: 2, Partitions: []GroupPartition{{Topic: "orders"}}}},
+	}
+	dropPartitions(s)
+	if s.Topics != nil || s.StableOffsets != nil || s.Groups[0].Partitions != nil {
+		t.Errorf("want no partition, LSO or group position, got %+v", s)
+	}
+	if g := s.Groups[0]; g.Name != "billing" || g.State != "Stable" || g.Members != 2 {
+		t.Errorf("want the group kept, got %+v", g)
+	}
+}
