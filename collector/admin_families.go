@@ -164,8 +164,9 @@ var (
 	answerErrorsFamily = newFamily("admin_answer_errors_total",
 		"Resources of admin answers that could not be used (an error for the resource, a value that is not a positive integer, "+
 			"a resource left out), by request and reason.", Counter, "reason", "request").
-		withDoc("Reasons: `authorization_failed`, `error`, `invalid_value`, `missing`. " +
-			"A request that failed as a whole counts in admin_request_errors_total instead.")
+		withDoc("Reasons: `authorization_failed`, `error`, `invalid_value`, `missing`. Requests: `describe_configs` (per topic), " +
+			"`list_offsets`, `list_offsets_leo`, `list_offsets_lso` (per partition: its HW, LEO or LSO series is then absent; " +
+			"alert `KafkaReplicationExporterOffsetsUnanswered`). A request that failed as a whole counts in admin_request_errors_total instead.")
 	minISRUnknownFamily = newFamily("topics_min_insync_replicas_unknown",
 		"Exported topics whose min.insync.replicas is unknown, so their min ISR series are absent, by why their answer was unusable.",
 		Gauge, "reason").

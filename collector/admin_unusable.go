@@ -1,6 +1,12 @@
 package collector
 
-import "github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+)
 
 // The tables of the admin answers that could not be used: every reason has
 // a series, zero until it happens, so that an alert sees the state change.
@@ -10,14 +16,15 @@ func unusableTables(s *admin.Snapshot) []*Table {
 	// The reasons a resource of an answer can have; request_failed is the
 	// whole request's, counted in admin_request_errors_total.
 	answerReasons := int(admin.UnusableRequestFailed)
+	answers := answerErrorRows(s)
 	return []*Table{
 		{
-			Rows: answerReasons,
+			Rows: len(answers),
 			Labels: func(row int, values []string) {
-				values[0], values[1] = admin.Unusable(row).String(), admin.RequestDescribeConfigs.String()
+				values[0], values[1] = answers[row].why.String(), answers[row].request.String()
 			},
 			Columns: []Column{
-				{answerErrorsFamily, func(row int) (float64, bool) { return float64(s.MinISR.AnswerErrors[row]), true }},
+				{answerErrorsFamily, func(row int) (float64, bool) { return float64(answers[row].n), true }},
 			},
 		},
 		{
@@ -42,4 +49,34 @@ func unusableTables(s *admin.Snapshot) []*Table {
 			},
 		},
 	}
+}
+
+// answerErrorRow is one series of admin_answer_errors_total.
+type answerErrorRow struct {
+	why     admin.Unusable
+	request admin.Request
+	n       uint64
+}
+
+// answerErrorRows are the series of admin_answer_errors_total in series
+// order: DescribeConfigs' topics (every reason of a topic config) and the
+// partitions of the ListOffsets requests sent (an error for the partition,
+// or left out).
+func answerErrorRows(s *admin.Snapshot) []answerErrorRow {
+	var rows []answerErrorRow
+	for why := range admin.UnusableRequestFailed {
+		rows = append(rows, answerErrorRow{why, admin.RequestDescribeConfigs, s.MinISR.AnswerErrors[why]})
+	}
+	for _, req := range []admin.Request{admin.RequestListOffsets, admin.RequestListOffsetsLEO, admin.RequestListOffsetsLSO} {
+		if !s.Sent[req] {
+			continue
+		}
+		for _, why := range []admin.Unusable{admin.UnusableAuthorization, admin.UnusableError, admin.UnusableMissing} {
+			rows = append(rows, answerErrorRow{why, req, s.UnusableAnswers[req][why]})
+		}
+	}
+	slices.SortFunc(rows, func(a, b answerErrorRow) int {
+		return cmp.Or(strings.Compare(a.why.String(), b.why.String()), strings.Compare(a.request.String(), b.request.String()))
+	})
+	return rows
 }

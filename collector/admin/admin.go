@@ -111,6 +111,7 @@ func (p *Poller) refresh(ctx context.Context) {
 	defer p.ready.Store(true)
 	s := p.refresher.refresh(ctx, p.snap.Load())
 	s.RequestErrors = p.errors
+	s.UnusableAnswers = p.unusable
 	if p.level != nil {
 		s.RequestErrors[RequestAlterLogLevel] += p.level.errors
 	}

@@ -39,7 +39,8 @@ func fetchLSO(ctx context.Context, r *round, p *refreshPlan, enabled bool) []off
 			defer cancel()
 			// The brokers write disjoint elements: a partition's LSO comes
 			// from its leader only.
-			err := r.pool.listStableOffsets(ctx, addr, p.parts, idx, func(i int32, ans offsetAnswer) { got[i] = ans })
+			err := r.pool.listStableOffsets(ctx, addr, p.parts, idx, func(i int32, ans offsetAnswer) { got[i] = ans },
+				r.unusableAnswer(RequestListOffsetsLSO))
 			r.record(id, err == nil)
 			if err != nil {
 				r.fail(RequestListOffsetsLSO, id, err)
@@ -52,7 +53,9 @@ func fetchLSO(ctx context.Context, r *round, p *refreshPlan, enabled bool) []off
 
 // listStableOffsets sends one ListOffsets LATEST, read_committed, to addr
 // for the partitions parts[i] of idx: the leader answers each one's LSO.
-func (p *brokerPool) listStableOffsets(ctx context.Context, addr string, parts []plannedPartition, idx []int32, put func(i int32, ans offsetAnswer)) error {
+func (p *brokerPool) listStableOffsets(ctx context.Context, addr string, parts []plannedPartition, idx []int32,
+	put func(i int32, ans offsetAnswer), miss func(Unusable),
+) error {
 	req := sarama.NewOffsetRequest(p.conf.Version)
 	req.IsolationLevel = sarama.ReadCommitted
 	if req.Version < 2 {
@@ -66,11 +69,6 @@ func (p *brokerPool) listStableOffsets(ctx context.Context, addr string, parts [
 	if err != nil {
 		return fmt.Errorf("list stable offsets from %s: %w", addr, err)
 	}
-	for _, i := range idx {
-		k := &parts[i].key
-		if blk := resp.GetBlock(k.Topic, k.Partition); blk != nil && blk.Err == sarama.ErrNoError {
-			put(i, offsetAnswer{offset: blk.Offset, leaderEpoch: blk.LeaderEpoch, ok: true})
-		}
-	}
+	putOffsets(resp, parts, idx, put, miss)
 	return nil
 }

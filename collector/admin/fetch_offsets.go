@@ -53,7 +53,7 @@ func fetchOffsets(ctx context.Context, r *round, p *refreshPlan) offsets {
 			if idx := p.hwByBroker[id]; len(idx) > 0 {
 				err := r.pool.listOffsetsLatest(ctx, addr, -1, p.parts, idx, func(i int32, ans offsetAnswer) {
 					got.hwAt[i] = ans
-				})
+				}, r.unusableAnswer(RequestListOffsets))
 				r.record(id, err == nil)
 				if err != nil {
 					// Likely a dead broker: do not spend a second
@@ -67,7 +67,7 @@ func fetchOffsets(ctx context.Context, r *round, p *refreshPlan) offsets {
 					if slot := p.parts[i].leoSlot(id); slot >= 0 {
 						got.leoAt[slot] = ans
 					}
-				})
+				}, r.unusableAnswer(RequestListOffsetsLEO))
 				r.record(id, err == nil)
 				if err != nil {
 					r.fail(RequestListOffsetsLEO, id, err)
@@ -91,9 +91,9 @@ type offsetAnswer struct {
 // the decoded response is garbage by then. With replicaID -1 (a consumer,
 // read_uncommitted) the leader answers its high watermark; with
 // debugReplicaID the broker answers its own log end offset. Partitions
-// answered with an error (or not at all) are not put.
+// answered with an error (or not at all) are not put but told to miss.
 func (p *brokerPool) listOffsetsLatest(ctx context.Context, addr string, replicaID int32, parts []plannedPartition, idx []int32,
-	put func(i int32, ans offsetAnswer),
+	put func(i int32, ans offsetAnswer), miss func(Unusable),
 ) error {
 	req := sarama.NewOffsetRequest(p.conf.Version)
 	if replicaID != -1 {
@@ -108,11 +108,24 @@ func (p *brokerPool) listOffsetsLatest(ctx context.Context, addr string, replica
 	if err != nil {
 		return fmt.Errorf("list offsets from %s: %w", addr, err)
 	}
+	putOffsets(resp, parts, idx, put, miss)
+	return nil
+}
+
+// putOffsets hands each partition's answer in resp to put, and tells miss
+// why a partition's answer could not be used.
+func putOffsets(resp *sarama.OffsetResponse, parts []plannedPartition, idx []int32, put func(i int32, ans offsetAnswer), miss func(Unusable)) {
 	for _, i := range idx {
 		k := &parts[i].key
-		if blk := resp.GetBlock(k.Topic, k.Partition); blk != nil && blk.Err == sarama.ErrNoError {
+		switch blk := resp.GetBlock(k.Topic, k.Partition); {
+		case blk == nil:
+			miss(UnusableMissing)
+		case blk.Err == sarama.ErrTopicAuthorizationFailed:
+			miss(UnusableAuthorization)
+		case blk.Err != sarama.ErrNoError:
+			miss(UnusableError)
+		default:
 			put(i, offsetAnswer{offset: blk.Offset, leaderEpoch: blk.LeaderEpoch, ok: true})
 		}
 	}
-	return nil
 }

@@ -39,6 +39,10 @@ type refresher struct {
 	rejoinAt  time.Time
 	build     builder
 	errors    [NumRequests]uint64 // failed requests since start
+	// unusable counts the partitions of answers that could not be used since
+	// start; unusableNow says which requests had some in the last refresh.
+	unusable    [NumRequests][NumUnusable]uint64
+	unusableNow [NumRequests]bool
 }
 
 // refresh runs one poll cycle and returns the snapshot to publish after
@@ -56,6 +60,7 @@ func (f *refresher) refresh(ctx context.Context, last *Snapshot) *Snapshot {
 		for i, n := range r.errors {
 			f.errors[i] += n
 		}
+		f.countUnusable(r)
 	}()
 
 	md, err := r.askMetadata(ctx, metadataCandidates(f.brokers, f.brokerID, f.cfg.Servers), f.budget()/2)
@@ -231,5 +236,31 @@ func dropPartitions(snap *Snapshot) {
 	snap.Topics, snap.StableOffsets = nil, nil
 	for i := range snap.Groups {
 		snap.Groups[i].Partitions = nil
+	}
+}
+
+// countUnusable adds the round's unusable partition answers to the totals and
+// logs, once per change, that a request's answers left partitions out: their
+// HW, LEO or LSO series are absent until it stops.
+func (f *refresher) countUnusable(r *round) {
+	for kind := range NumRequests {
+		n, by := uint64(0), make([]any, 0, 2*int(NumUnusable))
+		for why, c := range r.unusable[kind] {
+			f.unusable[kind][why] += c
+			if n += c; c > 0 {
+				by = append(by, Unusable(why).String(), c)
+			}
+		}
+		if !r.asked[kind] || n == 0 && r.errors[kind] > 0 {
+			continue // not asked, or not answered: the state is unchanged
+		}
+		switch now := n > 0; {
+		case now && !f.unusableNow[kind]:
+			f.logger.Warn("Kafka answered some partitions with an error or left them out; their series are absent until it answers them",
+				append([]any{"request", kind.String(), "partitions", n}, by...)...)
+		case !now && f.unusableNow[kind]:
+			f.logger.Info("Kafka answers every partition again", "request", kind.String())
+		}
+		f.unusableNow[kind] = n > 0
 	}
 }

@@ -31,6 +31,10 @@ type round struct {
 	answered map[int32]bool      // by broker id: every request answered in time
 	reached  map[int32]bool      // by broker id: some request answered
 	errors   [NumRequests]uint64 // failed requests
+	// unusable counts the partitions of answers that could not be used
+	// (an error for the partition, or left out), by request and why.
+	unusable [NumRequests][NumUnusable]uint64
+	asked    [NumRequests]bool // requests sent whose answers count unusable partitions
 }
 
 func newRound(pool *brokerPool, brokers map[int32]string, last []BrokerStatus, probe time.Duration, logger *slog.Logger) *round {
@@ -77,6 +81,19 @@ func (r *round) fail(kind Request, broker int32, err error) {
 	r.errors[kind]++
 	r.mu.Unlock()
 	r.logger.Debug("Kafka admin request failed", "request", kind.String(), "broker", broker, "err", err)
+}
+
+// unusableAnswer returns the function that counts a partition of a kind
+// request's answer that could not be used.
+func (r *round) unusableAnswer(kind Request) func(Unusable) {
+	r.mu.Lock()
+	r.asked[kind] = true
+	r.mu.Unlock()
+	return func(why Unusable) {
+		r.mu.Lock()
+		r.unusable[kind][why]++
+		r.mu.Unlock()
+	}
 }
 
 // deadline bounds a request to broker id: a broker that did not answer last

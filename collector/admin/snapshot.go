@@ -93,6 +93,10 @@ type Snapshot struct {
 	Duration    time.Duration // wall time of the last refresh
 	// RequestErrors counts failed requests since start, by Request.
 	RequestErrors [NumRequests]uint64
+	// UnusableAnswers counts the partitions that answers of a request
+	// answered with an error or left out, since start (the ListOffsets
+	// requests; a failed request counts in RequestErrors instead).
+	UnusableAnswers [NumRequests][NumUnusable]uint64
 	// Sent says which requests this poller sends (the opt-in ones only
 	// while their read is on).
 	Sent [NumRequests]bool

@@ -47,8 +47,10 @@ func RunKafkaTool(ctx context.Context, c *Cluster, class string, args ...string)
 	// The tools' own resolution only: the broker's libs/ hold other versions
 	// of some of the same libraries (log4j), and a class path that mixes two
 	// versions of one library fails in ways that have nothing to do with the test.
-	jvm := []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
-		"-cp", filepath.Join(tools, "*"), class}
+	jvm := []string{
+		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+		"-cp", filepath.Join(tools, "*"), class,
+	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, c.java, append(jvm, args...)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
