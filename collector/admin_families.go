@@ -127,7 +127,8 @@ var (
 	replicaOfflineFamily = newFamily("partition_replica_offline",
 		"1 for a replica that Metadata lists as offline while its broker is up: a log directory of that broker failed.",
 		Gauge, "partition", "replica", "topic").
-		withDoc("Only offline replicas have the series; their `partition_replica_lag` is absent then. Alert: `KafkaReplicaLogDirOffline`.")
+		withDoc("Only offline replicas have the series; their `partition_replica_lag` is absent then. Alert: `KafkaReplicaLogDirOffline`.").
+		rollsUp(Sum, "Number of the topic's exported partition replicas that Metadata lists as offline while their broker is up (a failed log directory).")
 	stallCauseFamily = newFamily("partition_high_watermark_stall_cause",
 		"1 for the likely cause of a stalled high watermark, only for stalled partitions.",
 		Gauge, "cause", "partition", "topic").
@@ -151,12 +152,22 @@ func Families() []*Family {
 		replicasFamily, isrFamily, minISRFamily, underReplicatedFamily, underMinISRFamily, atMinISRFamily, headroomFamily,
 		leaderFamily, leaderEpochFamily, hwFamily, leoFamily, lsoFamily, lsoLagSecondsFamily, lsoStalledFamily, stalledFamily, lastAdvanceFamily, regressionsFamily,
 		elrFamily, lastKnownELRFamily, reassigningFamily, reassignAddingFamily, reassignRemovingFamily, urpByMoveFamily,
-		replicaLagFamily, replicaOfflineFamily, stallCauseFamily,
+		replicaLagFamily, replicaOfflineFamily, stallCauseFamily, brokerLogDirOfflineFamily,
 	)
 	fams = append(fams, adminUnusableFamilies()...)
 	fams = append(fams, consumerGroupFamilies()...)
 	return append(fams, positionFamilies()...)
 }
+
+// brokerLogDirOfflineFamily is each log directory of the brokers this
+// sidecar asks (fetch_logdirs.go), healthy ones at 0 so that an alert can
+// name the failed one beside them.
+var brokerLogDirOfflineFamily = newFamily("broker_log_dir_offline",
+	"1 if the broker answered DescribeLogDirs with KAFKA_STORAGE_ERROR for the log directory (a failed disk or mount), 0 if it is online.",
+	Gauge, "broker", "dir").
+	withDoc("Leader scope: each sidecar asks its own broker only, so each broker's directories are exported once, by the sidecar beside it; " +
+		"cluster scope: every broker. A broker that did not answer the last refresh has no series (its failure counts in " +
+		"admin_request_errors_total{request=\"describe_log_dirs\"}). `--no-collector.log-dirs` turns the read off. Alert: `KafkaReplicaLogDirOffline`.")
 
 // Admin answers that could not be used (collector/admin/answers.go): every
 // one shows, so that an alert can fire on what the poller cannot see.

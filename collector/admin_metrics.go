@@ -120,7 +120,7 @@ var adminScrapePool = sync.Pool{New: func() any { return new(adminScrape) }}
 // Tables snapshots the poller and returns its tables (a TableSource).
 func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	s := m.src.Snapshot()
-	tables := []*Table{refreshTable(s), requestErrorTable(s), disagreementTable(s), topicMinISRTable(s), brokerTable(s)}
+	tables := []*Table{refreshTable(s), requestErrorTable(s), disagreementTable(s), topicMinISRTable(s), brokerTable(s), logDirTable(s)}
 	tables = append(tables, unusableTables(s)...)
 	if s.Groups != nil {
 		tables = append(tables, groupTables(s)...)
@@ -190,7 +190,7 @@ func (m *AdminMetrics) rollup(s *admin.Snapshot) *Table {
 		for k := range s.Topics {
 			topics[k] = s.Topics[k].Name
 		}
-		m.rolled, m.rolledFrom = rollupTable(parts, ends, topics, partitionColumns), weak.Make(s)
+		m.rolled, m.rolledFrom = rollupTable(parts, ends, topics, rollupColumns), weak.Make(s)
 	}
 	return m.rolled
 }

@@ -53,6 +53,7 @@ const (
 	mAdding        = "kafka_replication_partition_reassignment_adding_replicas"
 	mRemoving      = "kafka_replication_partition_reassignment_removing_replicas"
 	mURPByMove     = "kafka_replication_partition_under_replicated_by_reassignment"
+	mLogDirOffline = "kafka_replication_broker_log_dir_offline"
 )
 
 // goldenNames is every admin family except the refresh duration (wall time).
@@ -60,7 +61,7 @@ var goldenNames = []string{
 	mUp, mLastRefresh, mRequestErrors, mDisagreements, mTopicMinISR,
 	mReplicas, mISR, mMinISR, mUnderRepl, mUnderMinISR, mAtMinISR, mHeadroom,
 	mLeader, mEpoch, mHW, mLEO, mLag, mStalled, mStallCause, mLastAdvance, mRegressions, mResponsive,
-	mELR, mLastKnownELR, mReassigning, mAdding, mRemoving, mURPByMove,
+	mELR, mLastKnownELR, mReassigning, mAdding, mRemoving, mURPByMove, mLogDirOffline,
 }
 
 var updateAdminGolden = flag.Bool("admin.update", false, "rewrite collector/fixtures/admin/*.prom from the current output")
@@ -72,7 +73,7 @@ func refreshedOnce(t *testing.T, servers []string, opts admin.Options) *snapshot
 	t.Helper()
 	cfg := &admin.Config{
 		Servers: servers, Version: "3.9.0", BrokerID: -1, Scope: admin.ScopeCluster,
-		RefreshInterval: time.Hour, RequestTimeout: 2 * time.Second, StallThreshold: 2 * time.Minute,
+		RefreshInterval: time.Hour, RequestTimeout: 2 * time.Second, StallThreshold: 2 * time.Minute, LogDirs: true,
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -147,6 +148,11 @@ func TestAdminGolden(t *testing.T) {
 	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 1}, fakekafka.Offsets{HW: 40, LEO: 45, ReplicaLEO: map[int32]int64{2: 42, 0: 45}})
 	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 2}, fakekafka.Offsets{HW: 0, LEO: 0})
 	f.SetOffsets(logparse.PartitionKey{Topic: "audit", Partition: 0}, fakekafka.Offsets{HW: 7, LEO: 7})
+	f.SetLogDirs(map[int32]fakekafka.LogDirs{
+		0: {Dirs: map[string]int16{"/var/lib/kafka/data": 0}},
+		1: {Dirs: map[string]int16{"/var/lib/kafka/data": 0}},
+		2: {Dirs: map[string]int16{"/var/lib/kafka/data": 0, "/var/lib/kafka/data-b": 0}},
+	})
 	a := adminSource(refreshedOnce(t, f.C.ListenAddrs(), admin.Options{}), true)
 
 	const golden = "fixtures/admin/healthy.prom"

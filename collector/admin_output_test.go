@@ -39,6 +39,7 @@ func adminSnapshot() *admin.Snapshot {
 	s.RequestErrors[admin.RequestListOffsetsLEO] = 2
 	s.Disagreements[admin.FieldISR] = 1
 	s.Brokers = []admin.BrokerStatus{{ID: 2, Responsive: true}, {ID: 10, Responsive: false}}
+	s.LogDirs = []admin.LogDir{{Broker: 2, Path: "/data/a"}, {Broker: 2, Path: "/data/b", Offline: true}, {Broker: 10, Path: `C:\kafka "logs"`}}
 	minISR := map[string]int{"orders": 2, "we\"ird": 3}
 	n := 0
 	for ti, topic := range []string{"orders", "audit", "we\"ird", "a.b_c-d"} {
@@ -71,6 +72,9 @@ func adminSnapshot() *admin.Snapshot {
 					}
 					part.Lags = append(part.Lags, admin.ReplicaLag{Replica: r, Lag: int64(3 * (j + 1))})
 				}
+			}
+			if n%9 == 2 && part.Leader >= 0 { // a replica in a failed log directory
+				part.Lags = append(part.Lags, admin.ReplicaLag{Replica: replicas[2], Offline: true})
 			}
 			if part.HWKnown && part.LEOKnown && n%4 == 1 {
 				part.Stalled, part.StallCause = true, admin.StallCause(1+n%3)
@@ -113,15 +117,22 @@ func TestAdminOutputParses(t *testing.T) {
 				requestErrorsFamily.Name: len(defaultRequests), // no opt-in read disagreementsFamily.Name: int(admin.NumFields),
 				topicMinISRFamily.Name:   2, brokerResponsiveFamily.Name: len(s.Brokers),
 			}
-			var partitions, withMinISR, lags, stalls, reassigning int
+			want[brokerLogDirOfflineFamily.Name] = len(s.LogDirs)
+			var partitions, withMinISR, lags, offline, offlineTopics, stalls, reassigning int
 			for _, tp := range s.Topics {
+				inTopic := 0
 				for _, p := range tp.Partitions {
 					partitions++
 					withMinISR += b2i(p.MinISR > 0)
-					lags += len(p.Lags)
+					for _, l := range p.Lags {
+						lags += b2i(!l.Offline)
+						inTopic += b2i(l.Offline)
+					}
 					stalls += b2i(p.Stalled)
 					reassigning += b2i(p.Reassigning)
 				}
+				offline += inTopic
+				offlineTopics += b2i(inTopic > 0)
 			}
 			if labels {
 				want[replicasFamily.Name] = partitions
@@ -129,7 +140,9 @@ func TestAdminOutputParses(t *testing.T) {
 				want[replicaLagFamily.Name] = lags
 				want[stallCauseFamily.Name] = stalls
 				want[reassignAddingFamily.Name] = reassigning
+				want[replicaOfflineFamily.Name] = offline
 			} else {
+				want[replicaOfflineFamily.Name] = offlineTopics
 				want[replicasFamily.Name] = len(s.Topics)
 				want[hwFamily.Name] = len(s.Topics)
 				want[underMinISRFamily.Name] = 2 // the topics with min.insync.replicas
@@ -149,6 +162,13 @@ func TestAdminOutputParses(t *testing.T) {
 			}
 			if labels && !strings.Contains(text, `kafka_replication_partition_high_watermark_stall_cause{cause="isr_shrink_pending",partition=`) {
 				t.Error("want stall cause series")
+			}
+			if !strings.Contains(text, `kafka_replication_broker_log_dir_offline{broker="2",dir="/data/b"} 1`+"\n") ||
+				!strings.Contains(text, `kafka_replication_broker_log_dir_offline{broker="10",dir="C:\\kafka \"logs\""} 0`+"\n") {
+				t.Error("want log directory series, escaped")
+			}
+			if offline == 0 || offlineTopics == 0 {
+				t.Fatal("the snapshot has no offline replica")
 			}
 			if !strings.Contains(text, `kafka_replication_broker_responsive{broker="10"} 0`+"\n") {
 				t.Error("want broker responsiveness series")
@@ -183,7 +203,8 @@ func TestAdminTablesInSeriesOrder(t *testing.T) {
 				tb.Prepare(tb)
 			}
 			n := len(tb.Columns[0].Family.Labels)
-			if n == 0 || tb.Columns[0].Family == requestErrorsFamily || tb.Columns[0].Family == disagreementsFamily || tb.Columns[0].Family == brokerResponsiveFamily || tb.Columns[0].Family == stallCauseFamily {
+			if n == 0 || tb.Columns[0].Family == requestErrorsFamily || tb.Columns[0].Family == disagreementsFamily || tb.Columns[0].Family == brokerResponsiveFamily || tb.Columns[0].Family == stallCauseFamily ||
+				tb.Columns[0].Family == brokerLogDirOfflineFamily || tb.Columns[0].Family == replicaOfflineFamily {
 				continue // small tables (stalled partitions are few) the writer may sort
 			}
 			var prev []string

@@ -28,6 +28,7 @@ type builder struct {
 	refused       [NumRefusals]uint64 // Metadata entries the plans left out
 	history       *hwHistory          // the HW readings behind lag in seconds; nil unless consumer groups or the LSO are read
 	lso           *lsoTracker         // since when each LSO holds consumers back (build_lso.go); nil unless the LSO is read
+	logDirs       logDirWatch         // the log directories last answered (fetch_logdirs.go)
 }
 
 func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
@@ -39,6 +40,7 @@ func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
 		logger:      logger,
 		history:     newGroupHistory(cfg),
 		lso:         newLSOTracker(cfg),
+		logDirs:     logDirWatch{logger: logger},
 	}
 }
 
@@ -195,6 +197,7 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 	snap.StableOffsets = b.stableOffsets(p, got, now)
 	markLSOStalled(snap)
 	b.buildGroups(snap, p, got.groups, now)
+	snap.LogDirs = b.logDirs.observe(got.logDirs)
 	return snap
 }
 

@@ -59,6 +59,10 @@ type Config struct {
 	// read-only.
 	PartitionLogLevel string
 
+	// LogDirs: ask the brokers which of their log directories failed
+	// (DescribeLogDirs, fetch_logdirs.go).
+	LogDirs bool
+
 	Groups GroupsConfig // the consumer-group collector (groups_config.go)
 }
 
@@ -99,6 +103,9 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 	cmd.Flag("kafka.partition-log-level", "Raise kafka.cluster.Partition on this broker to DEBUG or TRACE while running (restored on exit). "+
 		"Empty: admin calls stay read-only.").
 		Default("").EnumVar(&c.PartitionLogLevel, "", "DEBUG", "TRACE")
+	cmd.Flag("collector.log-dirs", "Ask each broker whose log directories this sidecar exports (its own in leader scope, every one in cluster "+
+		"scope) which have failed: one DescribeLogDirs for no partition per broker and refresh.").
+		Default("true").BoolVar(&c.LogDirs)
 	addGroupFlags(cmd, &c.Groups)
 	return c
 }

@@ -21,6 +21,7 @@ type fetched struct {
 	reassign reassignments  // fetch_reassign.go; nil when ListPartitionReassignments failed
 	groups   []groupRead    // fetch_groups.go; nil when the collector is off
 	lso      []offsetAnswer // fetch_lso.go, by plan index; nil when the read is off
+	logDirs  []logDirRead   // fetch_logdirs.go, by broker; nil when the read is off
 }
 
 // fetch runs every fetcher on the plan and waits for all of them.
@@ -41,6 +42,7 @@ func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader,
 	wg.Go(func() { got.elr = fetchELR(ctx, r, p, elrReader) })
 	wg.Go(func() { got.groups = groups.fetch(ctx, r, p) })
 	wg.Go(func() { got.lso = fetchLSO(ctx, r, p, lso) })
+	wg.Go(func() { got.logDirs = fetchLogDirs(ctx, r, p) })
 	wg.Wait()
 	return &got
 }

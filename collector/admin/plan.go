@@ -72,6 +72,9 @@ type refreshPlan struct {
 	// so a read of "all topics" is the shorter request.
 	everyTopic bool
 	refused    [NumRefusals]int // Metadata entries left out (plan_refuse.go)
+	// logDirBrokers are the brokers asked for their log directories
+	// (fetch_logdirs.go); nil when the read is off.
+	logDirBrokers []int32
 }
 
 // plan applies the topic filter and the scope to a Metadata answer, and

@@ -81,6 +81,9 @@ func (f *refresher) refresh(ctx context.Context, last *Snapshot) *Snapshot {
 	f.build.join.retain(existing(md, f.brokerID))
 
 	p := plan(md, f.brokers, f.brokerID, f.cfg.Scope == ScopeCluster, f.filter)
+	if f.cfg.LogDirs {
+		p.logDirBrokers = logDirBrokers(f.brokers, f.brokerID, f.cfg.Scope == ScopeCluster)
+	}
 	got := fetch(ctx, r, &p, f.elr, f.groups, f.cfg.Groups.LastStableOffset)
 	snap := f.build.build(&p, got, mdAt, f.now())
 	snap.Up = true
@@ -146,6 +149,7 @@ func (f *refresher) failed(last *Snapshot, started time.Time, brokers []BrokerSt
 			"last_success", next.LastSuccess, "grace", f.staleAfter())
 		next.Topics = nil
 		next.Groups, next.StableOffsets = nil, nil // their partitions go with the topics
+		next.LogDirs = nil
 	}
 	return &next
 }

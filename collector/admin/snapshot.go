@@ -20,6 +20,7 @@ const (
 	RequestDescribeGroups
 	RequestOffsetFetch
 	RequestListOffsetsLSO
+	RequestDescribeLogDirs
 	NumRequests
 )
 
@@ -36,6 +37,7 @@ var requestNames = [NumRequests]string{
 	RequestDescribeGroups:             "describe_groups",
 	RequestOffsetFetch:                "offset_fetch",
 	RequestListOffsetsLSO:             "list_offsets_lso",
+	RequestDescribeLogDirs:            "describe_log_dirs",
 }
 
 func (r Request) String() string { return requestNames[r] }
@@ -124,6 +126,19 @@ type Snapshot struct {
 	// Groups are the consumer groups read (--collector.consumer-groups),
 	// sorted by name; nil when the collector is off (snapshot_groups.go).
 	Groups []ConsumerGroup
+	// LogDirs are the log directories of the brokers that answered
+	// DescribeLogDirs this refresh (fetch_logdirs.go), sorted by broker,
+	// then path; a broker that did not answer has none.
+	LogDirs []LogDir
+}
+
+// LogDir is one log directory of a broker, as its DescribeLogDirs answered.
+type LogDir struct {
+	Broker int32
+	Path   string
+	// Offline: the broker answered KAFKA_STORAGE_ERROR for it, a failed
+	// disk or mount; its replicas are offline until the broker restarts.
+	Offline bool
 }
 
 // BrokerStatus says whether a broker answered every request of the refresh

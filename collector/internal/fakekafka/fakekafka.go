@@ -42,6 +42,17 @@ type Kafka struct {
 	// reassignments, when set, answers ListPartitionReassignments (kfake
 	// never has one in progress).
 	reassignments map[logparse.PartitionKey]Reassignment
+	// logDirs, when set, answers DescribeLogDirs by broker; logDirAsked are
+	// the requests it answered.
+	logDirs     map[int32]LogDirs
+	logDirAsked []*kmsg.DescribeLogDirsRequest
+}
+
+// LogDirs is one broker's DescribeLogDirs answer: each directory's error
+// code by path (0: online), or Err for the whole request.
+type LogDirs struct {
+	Dirs map[string]int16
+	Err  int16
 }
 
 // ELR is one partition's Eligible Leader Replicas and last-known ELR.
@@ -75,6 +86,7 @@ func New(t testing.TB, opts ...kfake.Opt) *Kafka {
 	f := &Kafka{t: t, C: c, requests: make(map[kmsg.Key]int)}
 	f.install()
 	f.installCanned()
+	f.installLogDirs()
 	return f
 }
 
@@ -223,6 +235,50 @@ func (f *Kafka) installCanned() {
 		}
 		return resp, nil, true
 	})
+}
+
+// installLogDirs answers DescribeLogDirs from the table once a test sets it.
+func (f *Kafka) installLogDirs() {
+	c := f.C
+	c.ControlKey(int16(kmsg.DescribeLogDirs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		node := c.CurrentNode()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.logDirs == nil {
+			return nil, nil, false
+		}
+		f.requests[kmsg.DescribeLogDirs]++
+		req := kreq.(*kmsg.DescribeLogDirsRequest)
+		f.logDirAsked = append(f.logDirAsked, req)
+		resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+		resp.Version = req.Version
+		answer := f.logDirs[node]
+		resp.ErrorCode = answer.Err
+		for _, path := range slices.Sorted(maps.Keys(answer.Dirs)) {
+			d := kmsg.NewDescribeLogDirsResponseDir()
+			d.Dir, d.ErrorCode = path, answer.Dirs[path]
+			resp.Dirs = append(resp.Dirs, d)
+		}
+		return resp, nil, true
+	})
+}
+
+// SetLogDirs makes every DescribeLogDirs answer from the table, by broker.
+func (f *Kafka) SetLogDirs(dirs map[int32]LogDirs) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.logDirs = dirs
+}
+
+// LogDirRequests returns and forgets the DescribeLogDirs requests answered
+// from the table, as the broker decoded them.
+func (f *Kafka) LogDirRequests() []*kmsg.DescribeLogDirsRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.logDirAsked
+	f.logDirAsked = nil
+	return out
 }
 
 // SetELR makes every DescribeTopicPartitions answer the table's partitions
