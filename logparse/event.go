@@ -42,6 +42,8 @@ const (
 	LeaderRecovering        // leader_recovering: "marked as RECOVERING" (state-change.log)
 	BrokerFenced            // broker_fenced: controller log
 	PartitionStateChange    // partition_state_change: ZooKeeper controller's leader and ISR of a partition (state-change.log)
+	LogDirOffline           // log_dir_offline: ReplicaManager "Stopping serving replicas in dir …" (a failed disk or mount)
+	BrokerStart             // broker_start: the broker process starting (BrokerServer SHUTDOWN → STARTING, KafkaServer "starting")
 	numTypes
 )
 
@@ -71,6 +73,8 @@ var typeNames = [numTypes]string{
 	LeaderRecovering:        "leader_recovering",
 	BrokerFenced:            "broker_fenced",
 	PartitionStateChange:    "partition_state_change",
+	LogDirOffline:           "log_dir_offline",
+	BrokerStart:             "broker_start",
 }
 
 // String returns the stable name of the type ("hw_update", …).
@@ -195,6 +199,8 @@ type Event struct {
 	// partition_state_change: the state the partition changed from ("OfflinePartition", …; empty for an ISR
 	// change); broker_fenced: the fenced broker id is in Replica.
 	Reason string
+	// log_dir_offline: the log directory, as the broker names it (absolute).
+	Dir string
 }
 
 // Clone returns a copy of e whose slices no longer alias parser buffers.

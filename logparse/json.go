@@ -117,6 +117,9 @@ func AppendJSON(dst []byte, ev *Event) []byte {
 		if ev.HasRecoveryState {
 			dst = appendBool(dst, "recovering", ev.Recovering)
 		}
+	case LogDirOffline:
+		dst = append(dst, `,"dir":`...)
+		dst = appendString(dst, ev.Dir)
 	case BrokerFenced:
 		dst = appendInt(dst, "replica", int64(ev.Replica))
 		if ev.Epoch >= 0 {

@@ -167,6 +167,8 @@ func (p *Parser) parse(rec *Record, ev *Event, kind ident, l Level, n int) bool 
 		ok = p.epochCache(ev, h.msg)
 	case identController, identNoPrefix:
 		ok = p.controller(ev, h.msg)
+	case identServer:
+		ok = p.brokerStart(ev, h.msg, h.logger)
 	}
 	if !ok {
 		if p.badTopic {
@@ -237,16 +239,24 @@ const (
 	identEpochCache
 	identController
 	identNoPrefix // controller lines printed without a prefix
+	identServer   // the broker process starting (server.go)
 )
 
 // prefilter classifies msg by its first bytes: most lines of a busy broker
 // log are rejected here, before any field is parsed.
 func prefilter(m []byte) ident {
 	if len(m) < 12 {
+		if string(m) == "starting" { // ZooKeeper mode's KafkaServer, logger split off
+			return identServer
+		}
 		return identNone
 	}
 	if m[0] != '[' {
 		switch m[0] {
+		case 's':
+			if hasPrefix(m, "starting (") || string(m) == "starting" {
+				return identServer
+			}
 		case 'S':
 			if hasPrefix(m, "Setting new leader for topicId ") {
 				return identNoPrefix
@@ -270,6 +280,9 @@ func prefilter(m []byte) ident {
 	case 'B':
 		if hasPrefix(m, "[Broker id=") {
 			return identBroker
+		}
+		if hasPrefix(m, brokerServer) {
+			return identServer
 		}
 	case 'R':
 		if hasPrefix(m, "[ReplicaManager broker=") {

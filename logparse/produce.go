@@ -13,13 +13,14 @@ const notEnoughReplicas = "org.apache.kafka.common.errors.NotEnoughReplicasExcep
 
 // produce parses a "[ReplicaManager broker=N] …" record.
 func (p *Parser) produce(ev *Event, m []byte, cont []byte) bool {
-	if ev.Level != LevelError {
-		return false // e.g. InvalidProducerEpochException goes through the same header at INFO
-	}
 	m, _ = cut(m, "[ReplicaManager broker=")
 	var ok bool
 	if ev.Broker, m, ok = id(m); !ok {
 		return false
+	}
+	if ev.Level != LevelError {
+		// e.g. InvalidProducerEpochException goes through the same header at INFO
+		return p.logDirStopped(ev, m) // server.go
 	}
 	if m, ok = cut(m, "] Error processing append operation on partition "); !ok {
 		return false
