@@ -142,7 +142,7 @@ var (
 func Families() []*Family {
 	fams := append([]*Family(nil), logCounterFamilies[:]...)
 	fams = append(fams, logHWFamily, logEventsFamily, logLastEventFamily,
-		logPartitionsFamily, logPartitionsRefusedFamily,
+		logPartitionsFamily, logPartitionsRefusedFamily, logDirOfflineFamily,
 		fileRecordsFamily, fileMalformedFamily, fileLinesFamily, fileBytesFamily, fileRotationsFamily,
 		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily, fileErrorFamily, fileErrorsFamily)
 	fams = append(fams, streamFamilies()...)

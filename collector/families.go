@@ -229,6 +229,14 @@ var (
 		Gauge, "type")
 )
 
+// logDirOfflineFamily is the broker's own account of a failed log
+// directory: the sidecar beside a broker reads it without the admin API.
+var logDirOfflineFamily = newFamily("log_dir_offline",
+	"1 once this broker's log said it stopped serving the replicas in the log directory (a failed disk or mount), 0 after the broker started again.",
+	Gauge, "dir").
+	withDoc("From ReplicaManager's `Stopping serving replicas in dir …`; reset by the broker's start (`[BrokerServer id=N] Transition from SHUTDOWN " +
+		"to STARTING`, ZooKeeper mode `starting`). Only directories the log named have a series. Alert: `KafkaReplicaLogDirOffline`.")
+
 // The store's bound on partitions (logstate.DefaultMaxPartitions, --log.max-partitions).
 var (
 	logPartitionsFamily        = newFamily("log_partitions", "Partitions the exporter keeps log-derived state for.", Gauge)

@@ -73,7 +73,7 @@ func (m *LogMetrics) Tables() ([]*Table, func()) {
 		} else {
 			tables = append(tables, sc.topicTable())
 		}
-		tables = append(tables, eventTable(&sc.snap), boundTable(&sc.snap))
+		tables = append(tables, eventTable(&sc.snap), boundTable(&sc.snap), logDirStoppedTable(&sc.snap))
 	}
 	if len(sc.files) > 0 {
 		tables = append(tables, fileTable(sc.files), fileErrorTable(sc.files), streamTable(m.stream, time.Now()))
@@ -195,6 +195,19 @@ func boundTable(snap *logstate.Snapshot) *Table {
 		{logPartitionsFamily, func(int) (float64, bool) { return float64(len(snap.Partitions)), true }},
 		{logPartitionsRefusedFamily, func(int) (float64, bool) { return float64(snap.Refused), true }},
 	}}
+}
+
+// logDirStoppedTable has a row per log directory the broker's lines named as
+// stopped: none on a healthy broker.
+func logDirStoppedTable(snap *logstate.Snapshot) *Table {
+	dirs := snap.LogDirs
+	return &Table{
+		Rows:   len(dirs),
+		Labels: func(row int, values []string) { values[0] = dirs[row].Path },
+		Columns: []Column{
+			{logDirOfflineFamily, func(row int) (float64, bool) { return b2f(dirs[row].Offline), true }},
+		},
+	}
 }
 
 // fileErrorTable has a row per file and reason: every reason is listed, so

@@ -196,3 +196,23 @@ func TestFileErrorSeries(t *testing.T) {
 		}
 	}
 }
+
+// TestLogDirOffline: a directory the broker's log named as stopped is 1,
+// and 0 once the broker started again; a healthy broker's log has none.
+func TestLogDirOffline(t *testing.T) {
+	s := logstate.NewStore(nil)
+	m := NewLogMetrics(s, nil, LogMetricsOptions{PartitionLabels: true})
+	if got := family(scrapeText(t, m.Tables), "kafka_replication_log_dir_offline"); got != "" {
+		t.Errorf("a healthy broker: want no series, got\n%s", got)
+	}
+	applyLines(t, s, "[2026-12-02 03:37:29,858] WARN [ReplicaManager broker=3] Stopping serving replicas in dir /data/b with uuid Optional[7E_aR-ZDcublVgBOR3kSyw] because the log directory has failed. (kafka.server.ReplicaManager)")
+	text := scrapeText(t, m.Tables)
+	checkExposition(t, text)
+	if !strings.Contains(text, `kafka_replication_log_dir_offline{dir="/data/b"} 1`+"\n") {
+		t.Errorf("want the directory offline, got\n%s", family(text, "kafka_replication_log_dir_offline"))
+	}
+	applyLines(t, s, "[2026-12-02 03:38:00,610] INFO [BrokerServer id=3] Transition from SHUTDOWN to STARTING (kafka.server.BrokerServer)")
+	if text := scrapeText(t, m.Tables); !strings.Contains(text, `kafka_replication_log_dir_offline{dir="/data/b"} 0`+"\n") {
+		t.Errorf("want the directory back after the start, got\n%s", family(text, "kafka_replication_log_dir_offline"))
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -89,6 +90,23 @@ func fakeCluster(t *testing.T) string {
 			sp.Partition, sp.Replicas, sp.AddingReplicas, sp.RemovingReplicas = 1, []int32{0, 1, 2}, []int32{}, []int32{2}
 			st.Partitions = append(st.Partitions, sp)
 			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	// Every broker has two log directories, and broker 0's second one has
+	// failed (kfake lists only the directories of the partitions asked for,
+	// and the sidecar asks for none).
+	c.ControlKey(int16(kmsg.DescribeLogDirs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		resp := kreq.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+		resp.Version = kreq.GetVersion()
+		for _, dir := range []string{"/var/lib/kafka/data", "/var/lib/kafka/data-b"} {
+			d := kmsg.NewDescribeLogDirsResponseDir()
+			d.Dir = dir
+			if dir == "/var/lib/kafka/data-b" && c.CurrentNode() == 0 {
+				d.ErrorCode = kerr.KafkaStorageError.Code
+			}
+			resp.Dirs = append(resp.Dirs, d)
 		}
 		return resp, nil, true
 	})
@@ -190,7 +208,7 @@ func startFixtureSidecar(t *testing.T, addr string, extra ...string) (*sidecar, 
 		"--kafka.server=" + addr, "--kafka.broker-id=0",
 		"--web.disable-exporter-metrics",
 	}, refreshOnce(extra)...)...)
-	wantRecords := map[string]uint64{fx + "server.log": 26, fx + "state-change.log": 5, fx + "controller.log": 3}
+	wantRecords := map[string]uint64{fx + "server.log": 28, fx + "state-change.log": 5, fx + "controller.log": 3}
 	waitFor(t, "the fixture logs read and the first admin refresh", 20*time.Second, func() bool {
 		for _, f := range sc.files {
 			if f.Stats().Records != wantRecords[f.Path] {

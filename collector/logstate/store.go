@@ -1,6 +1,8 @@
 package logstate
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,7 +113,16 @@ type Store struct {
 	// broker is the broker id the lines name: -1 before one did, -2 once
 	// they named several (LogBrokerID).
 	broker int32
+
+	// logDirs are the log directories the broker said it stopped serving,
+	// true until it starts again (then false: served again, or failed anew
+	// with a new line); at most maxLogDirs.
+	logDirs map[string]bool
 }
+
+// maxLogDirs bounds the log directories kept: a broker has a few, a log
+// that names thousands is junk.
+const maxLogDirs = 64
 
 // DefaultMaxPartitions is the default bound on the partitions a Store keeps
 // state for: a broker hosts thousands of partitions (Kafka's guidance is a
@@ -129,6 +140,7 @@ func NewStore(filter func(topic string) bool) *Store {
 		filter:         filter,
 		admit:          make(map[string]bool),
 		pendingUnclean: make(map[logparse.PartitionKey]uint64),
+		logDirs:        make(map[string]bool),
 		now:            time.Now,
 		maxParts:       DefaultMaxPartitions,
 		broker:         -1,
@@ -241,6 +253,9 @@ func (s *Store) apply(ev *logparse.Event) {
 		// increment refused under min ISR.
 		return
 	}
+	if s.applyServer(ev) {
+		return
+	}
 	res := &s.res
 	observed := ev.Topic == ""
 	if observed {
@@ -344,6 +359,25 @@ func (s *Store) apply(ev *logparse.Event) {
 		p.leader, p.leaderEpoch, p.epochAt = false, ev.LeaderEpoch, wall
 		p.shrinkPending = false
 	}
+}
+
+// applyServer applies the broker's lines about itself, which name no
+// partition: a log directory it stopped serving, and its start, after which
+// every directory it named is served again until it says otherwise.
+func (s *Store) applyServer(ev *logparse.Event) bool {
+	switch ev.Type {
+	case logparse.LogDirOffline:
+		if _, known := s.logDirs[ev.Dir]; known || len(s.logDirs) < maxLogDirs {
+			s.logDirs[ev.Dir] = true
+		}
+	case logparse.BrokerStart:
+		for dir := range s.logDirs {
+			s.logDirs[dir] = false
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // noteBroker keeps the first broker id the lines name, or -2 once they
@@ -508,6 +542,15 @@ type Snapshot struct {
 	Partitions []Partition    // in no particular order
 	Events     [256]uint64    // events applied, by logparse.Type
 	LastEvent  [256]time.Time // time of the last event, by logparse.Type
+	// LogDirs are the log directories the broker's lines named as stopped,
+	// sorted by path: offline until the broker started again.
+	LogDirs []LogDir
+}
+
+// LogDir is a log directory the broker said it stopped serving.
+type LogDir struct {
+	Path    string
+	Offline bool // no start of the broker since
 }
 
 // Snapshot copies the state into snap, reusing its slices. The lock is held
@@ -532,4 +575,9 @@ func (s *Store) Snapshot(snap *Snapshot) {
 		})
 	}
 	snap.Events, snap.LastEvent, snap.Refused = s.events, s.lastEvent, s.refused
+	snap.LogDirs = snap.LogDirs[:0]
+	for dir, offline := range s.logDirs {
+		snap.LogDirs = append(snap.LogDirs, LogDir{Path: dir, Offline: offline})
+	}
+	slices.SortFunc(snap.LogDirs, func(x, y LogDir) int { return strings.Compare(x.Path, y.Path) })
 }

@@ -318,3 +318,49 @@ func TestStoreLogBrokerID(t *testing.T) {
 		t.Errorf("lines of brokers 1 and 2: want no broker id, got %d", id)
 	}
 }
+
+// TestStoreLogDirs: a directory the broker stopped serving is offline until
+// the broker starts again, then online until it fails anew; the set of
+// directories is bounded.
+func TestStoreLogDirs(t *testing.T) {
+	const (
+		stopping = "[2026-12-02 03:37:29,858] WARN [ReplicaManager broker=3] Stopping serving replicas in dir %s with uuid Optional[7E_aR-ZDcublVgBOR3kSyw] because the log directory has failed. (kafka.server.ReplicaManager)"
+		starting = "[2026-12-02 03:38:00,610] INFO [BrokerServer id=3] Transition from SHUTDOWN to STARTING (kafka.server.BrokerServer)"
+	)
+	dirs := func(s *Store) string {
+		var snap Snapshot
+		s.Snapshot(&snap)
+		var b strings.Builder
+		for _, d := range snap.LogDirs {
+			b.WriteString(d.Path + "=" + strconv.FormatBool(d.Offline) + " ")
+		}
+		return b.String()
+	}
+	s := NewStore(nil)
+	if got := dirs(s); got != "" {
+		t.Errorf("a healthy broker: want no directory, got %s", got)
+	}
+	applyLines(t, s, line(stopping, "/data/b"), line(stopping, "/data/a"))
+	if got, want := dirs(s), "/data/a=true /data/b=true "; got != want {
+		t.Errorf("after the failures: want %s, got %s", want, got)
+	}
+	applyLines(t, s, starting)
+	if got, want := dirs(s), "/data/a=false /data/b=false "; got != want {
+		t.Errorf("after the start: want %s, got %s", want, got)
+	}
+	applyLines(t, s, line(stopping, "/data/b"))
+	if got, want := dirs(s), "/data/a=false /data/b=true "; got != want {
+		t.Errorf("failed anew: want %s, got %s", want, got)
+	}
+	if id, ok := s.LogBrokerID(); !ok || id != 3 {
+		t.Errorf("want the lines' broker 3, got %d %v", id, ok)
+	}
+	for i := range 2 * maxLogDirs {
+		applyLines(t, s, line(stopping, "/junk/"+strconv.Itoa(i)))
+	}
+	var snap Snapshot
+	s.Snapshot(&snap)
+	if len(snap.LogDirs) != maxLogDirs {
+		t.Errorf("want at most %d directories, got %d", maxLogDirs, len(snap.LogDirs))
+	}
+}
