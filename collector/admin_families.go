@@ -167,7 +167,7 @@ var brokerLogDirOfflineFamily = newFamily("broker_log_dir_offline",
 	Gauge, "broker", "dir").
 	withDoc("Leader scope: each sidecar asks its own broker only, so each broker's directories are exported once, by the sidecar beside it; " +
 		"cluster scope: every broker. A broker that did not answer the last refresh has no series (its failure counts in " +
-		"admin_request_errors_total{request=\"describe_log_dirs\"}). `--no-collector.log-dirs` turns the read off. Alert: `KafkaReplicaLogDirOffline`.")
+		"admin_request_errors_total{request=\"describe_log_dirs\"}). `--no-collector.log-dirs` turns the read off. Alert: `KafkaBrokerLogDirOffline`.")
 
 // Admin answers that could not be used (collector/admin/answers.go): every
 // one shows, so that an alert can fire on what the poller cannot see.

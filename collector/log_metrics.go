@@ -203,7 +203,7 @@ func logDirStoppedTable(snap *logstate.Snapshot) *Table {
 	dirs := snap.LogDirs
 	return &Table{
 		Rows:   len(dirs),
-		Labels: func(row int, values []string) { values[0] = dirs[row].Path },
+		Labels: func(row int, values []string) { values[0], values[1] = idLabel(dirs[row].Broker), dirs[row].Path },
 		Columns: []Column{
 			{logDirOfflineFamily, func(row int) (float64, bool) { return b2f(dirs[row].Offline), true }},
 		},

@@ -208,11 +208,11 @@ func TestLogDirOffline(t *testing.T) {
 	applyLines(t, s, "[2026-12-02 03:37:29,858] WARN [ReplicaManager broker=3] Stopping serving replicas in dir /data/b with uuid Optional[7E_aR-ZDcublVgBOR3kSyw] because the log directory has failed. (kafka.server.ReplicaManager)")
 	text := scrapeText(t, m.Tables)
 	checkExposition(t, text)
-	if !strings.Contains(text, `kafka_replication_log_dir_offline{dir="/data/b"} 1`+"\n") {
+	if !strings.Contains(text, `kafka_replication_log_dir_offline{broker="3",dir="/data/b"} 1`+"\n") {
 		t.Errorf("want the directory offline, got\n%s", family(text, "kafka_replication_log_dir_offline"))
 	}
 	applyLines(t, s, "[2026-12-02 03:38:00,610] INFO [BrokerServer id=3] Transition from SHUTDOWN to STARTING (kafka.server.BrokerServer)")
-	if text := scrapeText(t, m.Tables); !strings.Contains(text, `kafka_replication_log_dir_offline{dir="/data/b"} 0`+"\n") {
+	if text := scrapeText(t, m.Tables); !strings.Contains(text, `kafka_replication_log_dir_offline{broker="3",dir="/data/b"} 0`+"\n") {
 		t.Errorf("want the directory back after the start, got\n%s", family(text, "kafka_replication_log_dir_offline"))
 	}
 }

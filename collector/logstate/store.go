@@ -1,6 +1,7 @@
 package logstate
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"sync"
@@ -117,7 +118,7 @@ type Store struct {
 	// logDirs are the log directories the broker said it stopped serving,
 	// true until it starts again (then false: served again, or failed anew
 	// with a new line); at most maxLogDirs.
-	logDirs map[string]bool
+	logDirs map[LogDir]bool // keyed with Offline false
 }
 
 // maxLogDirs bounds the log directories kept: a broker has a few, a log
@@ -140,7 +141,7 @@ func NewStore(filter func(topic string) bool) *Store {
 		filter:         filter,
 		admit:          make(map[string]bool),
 		pendingUnclean: make(map[logparse.PartitionKey]uint64),
-		logDirs:        make(map[string]bool),
+		logDirs:        make(map[LogDir]bool),
 		now:            time.Now,
 		maxParts:       DefaultMaxPartitions,
 		broker:         -1,
@@ -367,12 +368,16 @@ func (s *Store) apply(ev *logparse.Event) {
 func (s *Store) applyServer(ev *logparse.Event) bool {
 	switch ev.Type {
 	case logparse.LogDirOffline:
-		if _, known := s.logDirs[ev.Dir]; known || len(s.logDirs) < maxLogDirs {
-			s.logDirs[ev.Dir] = true
+		k := LogDir{Broker: ev.Broker, Path: ev.Dir}
+		if _, known := s.logDirs[k]; known || len(s.logDirs) < maxLogDirs {
+			s.logDirs[k] = true
 		}
 	case logparse.BrokerStart:
-		for dir := range s.logDirs {
-			s.logDirs[dir] = false
+		// ZooKeeper mode's line names no broker: every directory.
+		for k := range s.logDirs {
+			if ev.Broker < 0 || k.Broker == ev.Broker {
+				s.logDirs[k] = false
+			}
 		}
 	default:
 		return false
@@ -543,12 +548,13 @@ type Snapshot struct {
 	Events     [256]uint64    // events applied, by logparse.Type
 	LastEvent  [256]time.Time // time of the last event, by logparse.Type
 	// LogDirs are the log directories the broker's lines named as stopped,
-	// sorted by path: offline until the broker started again.
+	// sorted by broker, then path: offline until the broker started again.
 	LogDirs []LogDir
 }
 
-// LogDir is a log directory the broker said it stopped serving.
+// LogDir is a log directory a broker said it stopped serving.
 type LogDir struct {
+	Broker  int32 // the broker the line named
 	Path    string
 	Offline bool // no start of the broker since
 }
@@ -576,8 +582,9 @@ func (s *Store) Snapshot(snap *Snapshot) {
 	}
 	snap.Events, snap.LastEvent, snap.Refused = s.events, s.lastEvent, s.refused
 	snap.LogDirs = snap.LogDirs[:0]
-	for dir, offline := range s.logDirs {
-		snap.LogDirs = append(snap.LogDirs, LogDir{Path: dir, Offline: offline})
+	for k, offline := range s.logDirs {
+		k.Offline = offline
+		snap.LogDirs = append(snap.LogDirs, k)
 	}
-	slices.SortFunc(snap.LogDirs, func(x, y LogDir) int { return strings.Compare(x.Path, y.Path) })
+	slices.SortFunc(snap.LogDirs, func(x, y LogDir) int { return cmp.Or(cmp.Compare(x.Broker, y.Broker), strings.Compare(x.Path, y.Path)) })
 }

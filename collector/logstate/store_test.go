@@ -352,8 +352,15 @@ func TestStoreLogDirs(t *testing.T) {
 	if got, want := dirs(s), "/data/a=false /data/b=true "; got != want {
 		t.Errorf("failed anew: want %s, got %s", want, got)
 	}
-	if id, ok := s.LogBrokerID(); !ok || id != 3 {
-		t.Errorf("want the lines' broker 3, got %d %v", id, ok)
+	// Another broker's start (logs of several brokers in one sidecar) is not
+	// this one's; ZooKeeper mode's start names no broker and resets all.
+	applyLines(t, s, "[2026-12-02 03:39:00,000] INFO [BrokerServer id=4] Transition from SHUTDOWN to STARTING (kafka.server.BrokerServer)")
+	if got, want := dirs(s), "/data/a=false /data/b=true "; got != want {
+		t.Errorf("broker 4 started: want %s, got %s", want, got)
+	}
+	applyLines(t, s, "[2026-12-02 03:40:00,000] INFO starting (kafka.server.KafkaServer)")
+	if got, want := dirs(s), "/data/a=false /data/b=false "; got != want {
+		t.Errorf("a ZooKeeper-mode start: want %s, got %s", want, got)
 	}
 	for i := range 2 * maxLogDirs {
 		applyLines(t, s, line(stopping, "/junk/"+strconv.Itoa(i)))
