@@ -3,9 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,10 +20,22 @@ import (
 
 // TestLogDirFailure (issue 20 item 2): broker 3 has two log directories and
 // the second is replaced by a file while the broker runs. Kafka's own
-// answers — Metadata's offline replicas, DescribeLogDirs' KAFKA_STORAGE_ERROR
-// — against the exporter: each partition whose replica 3 Metadata lists as
-// offline has `partition_replica_offline{replica="3"}` 1 on its leader's
-// sidecar and no `partition_replica_lag{replica="3"}`.
+// answers — Metadata's offline replicas, DescribeLogDirs' KAFKA_STORAGE_ERROR,
+// the broker's "Stopping serving replicas in dir" line — against the
+// exporter:
+//   - each partition whose replica 3 Metadata lists as offline has
+//     `partition_replica_offline{replica="3"}` 1 on its leader's sidecar and
+//     no `partition_replica_lag{replica="3"}`;
+//   - every directory DescribeLogDirs answers has
+//     `broker_log_dir_offline{broker,dir}`, 1 for KAFKA_STORAGE_ERROR and 0
+//     for the healthy ones, on its own broker's sidecar (leader scope) and on
+//     a cluster-scope exporter;
+//   - broker 3's own sidecar, reading its server.log, has
+//     `log_dir_offline{broker="3",dir}` 1 within seconds;
+//   - KafkaBrokerLogDirOffline reaches Alertmanager once, naming broker and
+//     directory, and KafkaReplicaLogDirOffline fires for the topic;
+//   - the directory put back and broker 3 restarted (the runbook's fix),
+//     every series says online again and the alert resolves.
 func TestLogDirFailure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")
@@ -44,6 +59,22 @@ func TestLogDirFailure(t *testing.T) {
 	must(t, err)
 	defer es.Close()
 	s := &sidecars{t: t, es: es}
+	// One more exporter beside node 1, in cluster scope: every broker's directories.
+	whole, err := stack.StartExporter(ctx, c.Node(1), exporterBinary(t), "--kafka.refresh-interval=2s", "--scope=cluster")
+	must(t, err)
+	defer whole.Close()
+	loop := startLogDirAlertLoop(ctx, t, append(es.Targets(), stack.Target{Addr: whole.Addr, Instance: "kafka-cluster-scope"}))
+	brokers := []int32{1, 2, victim}
+	adm, err := c.Admin()
+	must(t, err)
+	healthy, err := adm.DescribeLogDirs(brokers)
+	must(t, err)
+	s.eventually(ctx, 15*time.Second, "every directory DescribeLogDirs answers exported online, no log-derived one", func(m map[int32]stack.Metrics) string {
+		if n := m[victim].Count("kafka_replication_log_dir_offline", nil); n > 0 {
+			return fmt.Sprintf("sidecar %d: %d log-derived directories before any failure", victim, n)
+		}
+		return logDirsAgree(ctx, m, whole, brokers, healthy)
+	})
 	for p := range int32(partitions) {
 		_, err := c.Produce(ctx, topic, p, 5, sarama.WaitForLocal)
 		must(t, err)
@@ -70,6 +101,13 @@ func TestLogDirFailure(t *testing.T) {
 		_, _ = c.Produce(ctx, topic, p, 5, sarama.WaitForLocal)
 	}
 
+	// The broken broker's own sidecar, from its server.log.
+	own := map[string]string{"broker": strconv.Itoa(victim), "dir": second}
+	s.eventually(ctx, 20*time.Second, "the broken broker's own sidecar reads the directory from its log", func(m map[int32]stack.Metrics) string {
+		return expect(m[victim], gauge("kafka_replication_log_dir_offline", own, eq(1)))
+	})
+	logAt := time.Since(broke)
+
 	offline := map[int32]bool{}
 	_ = waitFor(ctx, 60*time.Second, func() bool {
 		for p := range int32(partitions) {
@@ -86,9 +124,7 @@ func TestLogDirFailure(t *testing.T) {
 	}
 	t.Logf("replicas in %s: %v; Metadata offline replica %d on %d partitions %.1fs after the directory was replaced by a file", second, inSecond, victim, len(offline), kafkaAt.Seconds())
 
-	adm, err := c.Admin()
-	must(t, err)
-	dirs, err := adm.DescribeLogDirs([]int32{victim})
+	dirs, err := adm.DescribeLogDirs(brokers)
 	must(t, err)
 	for _, d := range dirs[victim] {
 		t.Logf("DescribeLogDirs broker %d: %s error %v, %d topics", victim, d.Path, d.ErrorCode, len(d.Topics))
@@ -113,6 +149,140 @@ func TestLogDirFailure(t *testing.T) {
 		}
 		return ""
 	})
-	t.Logf("exporter: partition_replica_offline{replica=\"%d\"} 1 on every such partition %.1fs after Kafka's Metadata; scenario %v",
-		victim, took.Seconds(), time.Since(began).Round(time.Second))
+	t.Logf("exporter: partition_replica_offline{replica=\"%d\"} 1 on every such partition %.1fs after Kafka's Metadata",
+		victim, took.Seconds())
+
+	// The directory by name: the broker's own line, then the sidecars.
+	serverLog, err := os.ReadFile(filepath.Join(c.Node(victim).LogDir, "server.log"))
+	must(t, err)
+	if !strings.Contains(string(serverLog), "Stopping serving replicas in dir "+second) {
+		t.Fatalf("broker %d logged no \"Stopping serving replicas in dir %s\"", victim, second)
+	}
+	s.eventually(ctx, 15*time.Second, "every directory exported as DescribeLogDirs answers it", func(m map[int32]stack.Metrics) string {
+		return logDirsAgree(ctx, m, whole, brokers, dirs)
+	})
+	t.Logf("exporter: log_dir_offline{broker=%q,dir=%q} 1 on broker %d's own sidecar %.1fs after the directory was replaced; "+
+		"broker_log_dir_offline as DescribeLogDirs answers on the sidecars and the cluster-scope exporter by %.1fs",
+		own["broker"], second, victim, logAt.Seconds(), time.Since(broke).Seconds())
+	if loop != nil {
+		waitAlert(ctx, t, loop.hook, "firing", "KafkaBrokerLogDirOffline", "", 30*time.Second)
+		waitAlert(ctx, t, loop.hook, "firing", "KafkaReplicaLogDirOffline", topic, 30*time.Second)
+		for _, a := range loop.hook.Alerts() {
+			if a.Labels["alertname"] == "KafkaBrokerLogDirOffline" && (a.Labels["broker"] != own["broker"] || a.Labels["dir"] != second || a.Labels["instance"] != "") {
+				t.Errorf("KafkaBrokerLogDirOffline %v, want one alert for broker %s, dir %s, whoever reported it", a.Labels, own["broker"], second)
+			}
+		}
+		t.Logf("alert loop: KafkaBrokerLogDirOffline at Alertmanager %.1fs after the directory was replaced", time.Since(broke).Seconds())
+	}
+
+	// The runbook's fix: the directory back, the broker restarted.
+	must(t, os.Remove(second))
+	must(t, os.Rename(second+".gone", second))
+	restarted := time.Now()
+	must(t, c.StopNode(ctx, victim))
+	must(t, c.StartNode(ctx, victim))
+	back := map[int32]bool{}
+	_ = waitFor(ctx, 60*time.Second, func() bool {
+		for p := range offline {
+			if st, err := c.Partition(topic, p); err == nil && !slices.Contains(st.Offline, victim) {
+				back[p] = true
+			}
+		}
+		return len(back) == len(offline)
+	})
+	if len(back) != len(offline) {
+		t.Fatalf("after the restart Metadata still lists replica %d offline on %d of %d partitions", victim, len(offline)-len(back), len(offline))
+	}
+	// The admin client's connection to broker 3 died with it: ask until it answers.
+	err = waitFor(ctx, 20*time.Second, func() bool {
+		if dirs, err = adm.DescribeLogDirs(brokers); err != nil || len(dirs[victim]) == 0 {
+			return false
+		}
+		for _, d := range dirs[victim] {
+			if d.ErrorCode != sarama.ErrNoError {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatalf("after the restart DescribeLogDirs of broker %d: %v, %+v", victim, err, dirs[victim])
+	}
+	s.eventually(ctx, 20*time.Second, "every directory online again, the log's too, and no offline replica", func(m map[int32]stack.Metrics) string {
+		if msg := expect(m[victim], gauge("kafka_replication_log_dir_offline", own, eq(0))); msg != "" {
+			return msg
+		}
+		for id, mm := range m {
+			if n := mm.Count("kafka_replication_partition_replica_offline", map[string]string{"topic": topic}); n > 0 {
+				return fmt.Sprintf("sidecar %d still exports %d offline replicas", id, n)
+			}
+		}
+		return logDirsAgree(ctx, m, whole, brokers, dirs)
+	})
+	if loop != nil {
+		waitAlert(ctx, t, loop.hook, "resolved", "KafkaBrokerLogDirOffline", "", 30*time.Second)
+	}
+	t.Logf("directory back and broker %d restarted: every series online %.1fs after the restart began; scenario %v",
+		victim, time.Since(restarted).Seconds(), time.Since(began).Round(time.Second))
+}
+
+// logDirsAgree says what is wrong unless every directory of answers has
+// broker_log_dir_offline 1 (KAFKA_STORAGE_ERROR) or 0 (healthy) on its own
+// broker's sidecar and on the cluster-scope exporter whole, and no sidecar
+// exports another broker's directories.
+func logDirsAgree(ctx context.Context, m map[int32]stack.Metrics, whole *stack.Exporter, brokers []int32, answers map[int32][]sarama.DescribeLogDirsResponseDirMetadata) string {
+	const name = "kafka_replication_broker_log_dir_offline"
+	cluster, err := stack.Scrape(ctx, whole.URL)
+	if err != nil {
+		return "cluster-scope exporter: " + err.Error()
+	}
+	for _, b := range brokers {
+		id := strconv.Itoa(int(b))
+		if len(answers[b]) == 0 {
+			return fmt.Sprintf("DescribeLogDirs: no directory of broker %d", b)
+		}
+		for _, d := range answers[b] {
+			want := 0.0
+			if d.ErrorCode == sarama.ErrKafkaStorageError {
+				want = 1
+			}
+			l := map[string]string{"broker": id, "dir": d.Path}
+			if msg := expect(m[b], gauge(name, l, eq(want))); msg != "" {
+				return fmt.Sprintf("sidecar %d: %s", b, msg)
+			}
+			if msg := expect(cluster, gauge(name, l, eq(want))); msg != "" {
+				return "cluster-scope exporter: " + msg
+			}
+		}
+		if n, all := m[b].Count(name, map[string]string{"broker": id}), m[b].Count(name, nil); n != all {
+			return fmt.Sprintf("sidecar %d exports %d directories of other brokers in leader scope", b, all-n)
+		}
+	}
+	return ""
+}
+
+// startLogDirAlertLoop is the alert loop of TestAlertLoop over targets, with
+// the rules at their own time scale (the log-directory alerts have no for:);
+// nil without Prometheus and Alertmanager.
+func startLogDirAlertLoop(ctx context.Context, t *testing.T, targets []stack.Target) *lossAlertLoop {
+	t.Helper()
+	for _, tool := range []string{"prometheus", "alertmanager"} {
+		if _, err := stack.Tool(tool); err != nil {
+			t.Logf("no alert loop: %v", err)
+			return nil
+		}
+	}
+	dir := t.TempDir()
+	hook := stack.NewWebhook()
+	receiver := httptest.NewServer(hook)
+	t.Cleanup(receiver.Close)
+	am, err := stack.StartAlertmanager(ctx, dir, receiver.URL)
+	must(t, err)
+	t.Cleanup(am.Close)
+	rules, err := filepath.Abs("../alerts/kafka-replication.rules.yml")
+	must(t, err)
+	prom, err := stack.StartPrometheus(ctx, dir, targets, []string{rules}, am.URL, time.Second)
+	must(t, err)
+	t.Cleanup(prom.Close)
+	return &lossAlertLoop{prom: prom, hook: hook}
 }
