@@ -133,6 +133,9 @@ func TestAdminOutputParses(t *testing.T) {
 				}
 				offline += inTopic
 				offlineTopics += b2i(inTopic > 0)
+				if line := fmt.Sprintf("kafka_replication_partition_replica_offline{topic=%q} %d\n", tp.Name, inTopic); !labels && inTopic > 0 && !strings.Contains(text, line) {
+					t.Errorf("want the topic's offline replicas counted: %s", line)
+				}
 			}
 			if labels {
 				want[replicasFamily.Name] = partitions
