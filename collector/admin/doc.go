@@ -2,9 +2,10 @@
 // result as plain data. It owns the admin half of the sidecar: its flags
 // (Config, with TLS and SASL), the connections to the brokers, the refresh
 // that asks Metadata, DescribeConfigs and ListOffsets of each broker, plus
-// each partition's ELR (package elr), the reassignments in progress and,
-// opt-in, the consumer groups' committed offsets (fetch_groups.go) and the
-// last stable offsets (fetch_lso.go, build_lso.go), the
+// each partition's ELR (package elr), the reassignments in progress, the
+// brokers' failed log directories (fetch_logdirs.go) and, opt-in, the
+// consumer groups' committed offsets (fetch_groups.go) and the last stable
+// offsets (fetch_lso.go, build_lso.go), the
 // high-watermark history that stall and regression detection need, the join
 // with this broker's log-derived state (LogStore, the one way into the log
 // half), and the opt-in switch of the broker's partition logger. It exports

@@ -21,6 +21,8 @@ import (
 //	1 ListPartitionReassignments (the exported partitions, named)
 //	1 ApiVersions and 1 DescribeTopicPartitions per 2000 described partitions
 //	   (ELR of the exported topics; fetch_elr.go)
+//	≤1 DescribeLogDirs per broker, for no partition (its own broker in
+//	   leader scope, every one in cluster scope; fetch_logdirs.go)
 //
 // HW is read for every partition, not only exported ones, so that the HW
 // history survives a leadership move: a regression is most likely exactly
