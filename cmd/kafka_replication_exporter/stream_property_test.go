@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -177,7 +178,7 @@ func compareStates(t *testing.T, got, want *logstate.Store) {
 	gotParts, gotEvents := snapshot(got)
 	wantParts, wantEvents := snapshot(want)
 	if gotEvents != wantEvents {
-		t.Errorf("events by type: serve %v, verify %v", gotEvents[:logparse.BrokerFenced+1], wantEvents[:logparse.BrokerFenced+1])
+		t.Errorf("events by type: serve %v, verify %v", gotEvents[:len(logparse.Types())+1], wantEvents[:len(logparse.Types())+1])
 	}
 	if len(gotParts) != len(wantParts) {
 		t.Errorf("serve has %d partitions, verify %d", len(gotParts), len(wantParts))
@@ -186,6 +187,12 @@ func compareStates(t *testing.T, got, want *logstate.Store) {
 		if g := gotParts[k]; g != w {
 			t.Errorf("%v:\n serve  %+v\n verify %+v", k, g, w)
 		}
+	}
+	var gotSnap, wantSnap logstate.Snapshot
+	got.Snapshot(&gotSnap)
+	want.Snapshot(&wantSnap)
+	if !slices.Equal(gotSnap.LogDirs, wantSnap.LogDirs) {
+		t.Errorf("log directories: serve %v, verify %v", gotSnap.LogDirs, wantSnap.LogDirs)
 	}
 }
 
@@ -212,7 +219,7 @@ func compareAcrossRestarts(t *testing.T, runs []*logstate.Store, want *logstate.
 	}
 	wantParts, wantEvents := snapshot(want)
 	if events != wantEvents {
-		t.Errorf("events by type over %d runs: serve %v, verify %v", len(runs), events[:logparse.BrokerFenced+1], wantEvents[:logparse.BrokerFenced+1])
+		t.Errorf("events by type over %d runs: serve %v, verify %v", len(runs), events[:len(logparse.Types())+1], wantEvents[:len(logparse.Types())+1])
 	}
 	exact := []logstate.Counter{logstate.HWUpdates, logstate.NotEnoughReplicas, logstate.Truncations, logstate.LeaderTransitions, logstate.FollowerTransitions}
 	atMost := []logstate.Counter{logstate.HWViolations, logstate.EpochRegressions, logstate.ISRShrinks, logstate.ISRExpands, logstate.TruncationsBelowHW}

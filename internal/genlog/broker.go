@@ -32,7 +32,8 @@ type BrokerOptions struct {
 // leadership moving away and back (state-change.log), HW progress, ISR
 // shrinks and expansions, truncations at the high watermark after losing
 // leadership, NotEnoughReplicas rejections with their continuation line,
-// and unrelated lines. Every record has its own millisecond, so the
+// log directories failing and the broker starting again, and unrelated
+// lines. Every record has its own millisecond, so the
 // order across files is the order of the timestamps. A replication invariant
 // holds throughout: a reader that applies the two files in any other order
 // than by time sees violations that are not there.
@@ -131,6 +132,12 @@ func Broker(o BrokerOptions) []BrokerLine {
 				"broker.id are : Set(1)", p.name, p.name)
 		case r == 16:
 			follow(p)
+		case len(out)%211 == 0:
+			// A restart's first line: every directory is served again.
+			emit(ServerLog, "INFO [BrokerServer id=1] Transition from SHUTDOWN to STARTING (kafka.server.BrokerServer)")
+		case len(out)%97 == 0:
+			emit(ServerLog, "WARN [ReplicaManager broker=1] Stopping serving replicas in dir /var/lib/kafka/data-%d with uuid "+
+				"Optional[7E_aR-ZDcublVgBOR3kSyw] because the log directory has failed. (kafka.server.ReplicaManager)", len(out)%3)
 		default:
 			emit(ServerLog, "INFO [LocalLog partition=%s, dir=/var/lib/kafka/data] Rolled new log segment at offset %d (kafka.log.LocalLog)", p.name, p.hw)
 		}
