@@ -235,7 +235,8 @@ var logDirOfflineFamily = newFamily("log_dir_offline",
 	"1 once this broker's log said it stopped serving the replicas in the log directory (a failed disk or mount), 0 after the broker started again.",
 	Gauge, "broker", "dir").
 	withDoc("From ReplicaManager's `Stopping serving replicas in dir …`; reset by the broker's start (`[BrokerServer id=N] Transition from SHUTDOWN " +
-		"to STARTING`, ZooKeeper mode `starting`). `broker` is the id the line names. Only directories the log named have a series. Alert: `KafkaBrokerLogDirOffline`.")
+		"to STARTING`, ZooKeeper mode `starting`). `broker` is the id the line names. Only directories the log named have a series. " +
+		"Alert: `KafkaBrokerLogDirOffline`.")
 
 // The store's bound on partitions (logstate.DefaultMaxPartitions, --log.max-partitions).
 var (

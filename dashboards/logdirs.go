@@ -29,7 +29,7 @@ func logDirRow() *dashboard.RowBuilder {
 		))
 }
 
-// onlineOffline shows a 0/1 directory state as words and colours.
+// onlineOffline shows a 0/1 directory state as words and colors.
 func onlineOffline() []dashboard.ValueMapping {
 	return []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{
 		Type: dashboard.MappingTypeValueToText,
