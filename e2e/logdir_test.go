@@ -97,16 +97,23 @@ func TestLogDirFailure(t *testing.T) {
 	must(t, os.WriteFile(second, []byte("not a directory\n"), 0o644))
 	// Writes make the broker touch the directory: appends as leader or
 	// follower fail with an IOException and the directory goes offline.
-	for p := range int32(partitions) {
-		_, _ = c.Produce(ctx, topic, p, 5, sarama.WaitForLocal)
-	}
+	// Meanwhile the sidecar is watched: a produce to the broken leader
+	// takes seconds to fail.
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		for p := range int32(partitions) {
+			_, _ = c.Produce(ctx, topic, p, 5, sarama.WaitForLocal)
+		}
+	}()
 
 	// The broken broker's own sidecar, from its server.log.
 	own := map[string]string{"broker": strconv.Itoa(victim), "dir": second}
 	s.eventually(ctx, 20*time.Second, "the broken broker's own sidecar reads the directory from its log", func(m map[int32]stack.Metrics) string {
 		return expect(m[victim], gauge("kafka_replication_log_dir_offline", own, eq(1)))
 	})
-	logAt := time.Since(broke)
+	logSeen := time.Now()
+	<-produced
 
 	offline := map[int32]bool{}
 	_ = waitFor(ctx, 60*time.Second, func() bool {
@@ -155,15 +162,22 @@ func TestLogDirFailure(t *testing.T) {
 	// The directory by name: the broker's own line, then the sidecars.
 	serverLog, err := os.ReadFile(filepath.Join(c.Node(victim).LogDir, "server.log"))
 	must(t, err)
-	if !strings.Contains(string(serverLog), "Stopping serving replicas in dir "+second) {
-		t.Fatalf("broker %d logged no \"Stopping serving replicas in dir %s\"", victim, second)
+	stopping := "Stopping serving replicas in dir " + second
+	i := strings.Index(string(serverLog), stopping)
+	if i < 0 {
+		t.Fatalf("broker %d logged no %q", victim, stopping)
 	}
+	// The line's own time: "[2026-12-02 03:37:29,858] WARN [ReplicaManager …".
+	lineStart := strings.LastIndexByte(string(serverLog[:i]), '\n') + 1
+	loggedAt, err := time.ParseInLocation("[2006-01-02 15:04:05,000]", string(serverLog[lineStart:lineStart+25]), time.Local)
+	must(t, err)
 	s.eventually(ctx, 15*time.Second, "every directory exported as DescribeLogDirs answers it", func(m map[int32]stack.Metrics) string {
 		return logDirsAgree(ctx, m, whole, brokers, dirs)
 	})
-	t.Logf("exporter: log_dir_offline{broker=%q,dir=%q} 1 on broker %d's own sidecar %.1fs after the directory was replaced; "+
-		"broker_log_dir_offline as DescribeLogDirs answers on the sidecars and the cluster-scope exporter by %.1fs",
-		own["broker"], second, victim, logAt.Seconds(), time.Since(broke).Seconds())
+	t.Logf("exporter: log_dir_offline{broker=%q,dir=%q} 1 on broker %d's own sidecar %.1fs after Kafka logged the line (%.1fs after "+
+		"the directory was replaced, scrapes 0.5 s apart); broker_log_dir_offline as DescribeLogDirs answers on the sidecars and the "+
+		"cluster-scope exporter by %.1fs",
+		own["broker"], second, victim, logSeen.Sub(loggedAt).Seconds(), loggedAt.Sub(broke).Seconds(), time.Since(broke).Seconds())
 	if loop != nil {
 		waitAlert(ctx, t, loop.hook, "firing", "KafkaBrokerLogDirOffline", "", 30*time.Second)
 		waitAlert(ctx, t, loop.hook, "firing", "KafkaReplicaLogDirOffline", topic, 30*time.Second)
