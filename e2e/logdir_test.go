@@ -75,6 +75,7 @@ func TestLogDirFailure(t *testing.T) {
 		}
 		return logDirsAgree(ctx, m, whole, brokers, healthy)
 	})
+	askedForNone(t, c.Node(victim).BrokerAddr)
 	for p := range int32(partitions) {
 		_, err := c.Produce(ctx, topic, p, 5, sarama.WaitForLocal)
 		must(t, err)
@@ -300,3 +301,30 @@ func startLogDirAlertLoop(ctx context.Context, t *testing.T, targets []stack.Tar
 	t.Cleanup(prom.Close)
 	return &lossAlertLoop{prom: prom, hook: hook}
 }
+
+// askedForNone sends the poller's DescribeLogDirs (one topic, no partition;
+// collector/admin/fetch_logdirs.go) to the broker at addr and checks that
+// Kafka answers every directory and not one partition.
+func askedForNone(t *testing.T, addr string) {
+	t.Helper()
+	conf := sarama.NewConfig()
+	conf.Version = sarama.V3_9_0_0
+	b := sarama.NewBroker(addr)
+	must(t, b.Open(conf))
+	defer b.Close()
+	resp, err := b.DescribeLogDirs(&sarama.DescribeLogDirsRequest{
+		Version:        4,
+		DescribeTopics: []sarama.DescribeLogDirsRequestTopic{{Topic: "kafka_replication_exporter", PartitionIDs: []int32{}}},
+	})
+	must(t, err)
+	if len(resp.LogDirs) != 2 {
+		t.Errorf("DescribeLogDirs for no partition: %d directories, want both", len(resp.LogDirs))
+	}
+	for _, d := range resp.LogDirs {
+		if len(d.Topics) != 0 {
+			t.Errorf("DescribeLogDirs for no partition: %s answered %d topics, want none", d.Path, len(d.Topics))
+		}
+	}
+	t.Logf("DescribeLogDirs for no partition: %d directories, no topic", len(resp.LogDirs))
+}
+

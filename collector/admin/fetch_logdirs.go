@@ -19,8 +19,10 @@ import (
 // mount fails stays up and answers KAFKA_STORAGE_ERROR for that directory;
 // Metadata only lists its replicas there as offline, without the directory.
 // One DescribeLogDirs per broker, asking for no partition: the broker then
-// answers one entry per directory and no partition sizes, a few hundred
-// bytes whatever the partition count.
+// answers one entry per directory and no partition (Kafka 4.4.0, in
+// TestLogDirFailure; brokers whose handler does not drop the topics left
+// empty name each topic they host, still without partitions). It still
+// walks its logs once per request to group them by directory.
 //
 // Which brokers: in leader scope each sidecar asks its own broker only, so
 // that every broker's directories are exported once, by the sidecar beside
