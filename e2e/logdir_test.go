@@ -327,4 +327,3 @@ func askedForNone(t *testing.T, addr string) {
 	}
 	t.Logf("DescribeLogDirs for no partition: %d directories, no topic", len(resp.LogDirs))
 }
-
