@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Measures the consumer-group collector at 100k partitions: the exporter (cluster scope,
+# --collector.consumer-groups) polls a 3-broker kfake serving 100 topics x 1000 partitions, RF 3,
+# one record each, and 20 groups with committed offsets on 10k partitions each (every partition
+# read by two groups), in ANOTHER process, so the exporter's CPU, peak RSS, refresh and scrape
+# times are its own.
+# Usage: bash bench/groups-cost.sh [refreshes]   (default 5; one every 10 s)
+# BIN=path measures another build; FLAGS adds exporter flags (FLAGS=--collector.last-stable-offset);
+# N_GROUPS, GROUP_PARTITIONS, TOPICS, PARTITIONS size the fake cluster.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-5}
+PORT=${PORT:-19745}
+work=$(mktemp -d)
+trap 'kill $exp $fake 2>/dev/null || true; rm -rf "$work"' EXIT
+BIN=${BIN:-}
+if [ -z "$BIN" ]; then make -s build; BIN=bin/kafka_replication_exporter; fi
+go build -o "$work/kfake" ./e2e/cmd/kfake
+"$work/kfake" --topics "${TOPICS:-100}" --partitions "${PARTITIONS:-1000}" --records 1 \
+  --groups "${N_GROUPS:-20}" --group-partitions "${GROUP_PARTITIONS:-10000}" >"$work/addrs" &
+fake=$!
+for _ in $(seq 1200); do [ -s "$work/addrs" ] && break; sleep 0.1; done
+addr=$(cut -d, -f1 "$work/addrs")
+# shellcheck disable=SC2086 # FLAGS is a list of flags
+"$BIN" serve --kafka.server="$addr" --scope=cluster --kafka.refresh-interval=10s \
+  --kafka.request-timeout=30s --web.listen-address=127.0.0.1:$PORT --web.disable-exporter-metrics \
+  --collector.consumer-groups ${FLAGS:-} >/dev/null 2>&1 &
+exp=$!
+small() { curl -s "127.0.0.1:$PORT/metrics?name[]=kafka_replication_up&name[]=kafka_replication_refresh_duration_seconds&name[]=kafka_replication_last_refresh_timestamp_seconds"; }
+metric() { small | awk -v m="$1" '$1 == m {print $2}'; }
+for _ in $(seq 600); do [ "$(metric kafka_replication_up)" = "1" ] && break; sleep 0.5; done
+[ "$(metric kafka_replication_up)" = "1" ] || { echo "exporter never came up"; exit 1; }
+ticks() { awk '{print $14 + $15}' /proc/$exp/stat; }
+t0=$(ticks); s0=$(date +%s.%N); last=$(metric kafka_replication_last_refresh_timestamp_seconds)
+durations=""
+for i in $(seq "$N"); do
+  while [ "$(metric kafka_replication_last_refresh_timestamp_seconds)" = "$last" ]; do sleep 0.2; done
+  last=$(metric kafka_replication_last_refresh_timestamp_seconds)
+  durations="$durations $(metric kafka_replication_refresh_duration_seconds)"
+done
+t1=$(ticks); s1=$(date +%s.%N)
+echo "refresh duration (s), $N refreshes:$durations"
+echo "exporter CPU while refreshing every 10 s (no scrapes): $(echo "scale=1; 100 * ($t1 - $t0) / $(getconf CLK_TCK) / ($s1 - $s0)" | bc)% of a core"
+echo "exporter peak RSS before any full scrape: $(( $(awk '/VmHWM/ {print $2}' /proc/$exp/status) / 1024 )) MB"
+for enc in identity gzip; do
+  for _ in 1 2 3; do
+    curl -s -o /dev/null -H "Accept-Encoding: $enc" -w "full /metrics ($enc): %{time_total} s, %{size_download} bytes\n" "127.0.0.1:$PORT/metrics"
+  done
+done
+curl -s "127.0.0.1:$PORT/metrics" >"$work/body"
+echo "series: $(grep -vc '^#' "$work/body"), of which per group and partition: $(grep -c '^kafka_replication_consumer_group_[a-z_]*{[^}]*partition=' "$work/body" || true)"
+echo "exporter peak RSS including the scrapes: $(( $(awk '/VmHWM/ {print $2}' /proc/$exp/status) / 1024 )) MB"
