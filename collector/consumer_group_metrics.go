@@ -111,7 +111,6 @@ func stableOffsetRollup(s *admin.Snapshot, unhealthy map[partitionKey]bool) *Tab
 type groupPartitionRow struct {
 	group string
 	p     *admin.GroupPartition
-	id    string // the partition label
 }
 
 // groupPartitionColumns are the per group and partition families.
@@ -125,31 +124,59 @@ var groupPartitionColumns = []rowColumn[groupPartitionRow]{
 	{groupLagSecondsFamily, func(r groupPartitionRow) (float64, bool) { return r.p.LagSeconds, r.p.LagSecondsKnown }},
 }
 
+// groupPartitionValues are a row's values of groupPartitionLabels.
+func groupPartitionValues(r groupPartitionRow, values []string) {
+	values[0], values[1], values[2] = r.group, idLabel(r.p.Partition), r.p.Topic
+}
+
 // groupPartitionTable has a row per group and exported partition it has
 // committed on, in series order: group, partition, topic. With
 // unhealthyOnly, only the positions that are starved or behind, or on an
-// unhealthy partition.
+// unhealthy partition. It lays its rows out only when one of its families
+// is written. The snapshot's groups are sorted by name and each group's
+// partitions by topic, then partition, so a stable counting sort of each
+// group's partitions on the rank of their partition label puts them in
+// series order.
 func groupPartitionTable(s *admin.Snapshot, unhealthyOnly bool) *Table {
-	var bad map[partitionKey]bool
-	if unhealthyOnly {
-		bad = unhealthyPartitions(s)
-	}
-	var rows []groupPartitionRow
-	for g := range s.Groups {
-		for i := range s.Groups[g].Partitions {
-			p := &s.Groups[g].Partitions[i]
-			if unhealthyOnly && !p.StarvedByReplication && !p.Behind && !bad[partitionKey{p.Topic, p.Partition}] {
-				continue
-			}
-			rows = append(rows, groupPartitionRow{group: s.Groups[g].Name, p: p, id: idLabel(p.Partition)})
+	t := rowTable(nil, groupPartitionValues, groupPartitionColumns)
+	t.Prepare = func(t *Table) {
+		var bad map[partitionKey]bool
+		if unhealthyOnly {
+			bad = unhealthyPartitions(s)
 		}
+		keep := func(p *admin.GroupPartition) bool {
+			return !unhealthyOnly || p.StarvedByReplication || p.Behind || bad[partitionKey{p.Topic, p.Partition}]
+		}
+		var ids []int32
+		for g := range s.Groups {
+			for i := range s.Groups[g].Partitions {
+				ids = append(ids, s.Groups[g].Partitions[i].Partition)
+			}
+		}
+		ranks := newStringRanks(ids)
+		var (
+			rows        []groupPartitionRow
+			rank, order []int32
+		)
+		if !unhealthyOnly {
+			rows = make([]groupPartitionRow, 0, len(ids))
+		}
+		for g := range s.Groups {
+			parts := s.Groups[g].Partitions
+			rank = rank[:0]
+			for i := range parts {
+				rank = append(rank, ranks.of(parts[i].Partition))
+			}
+			order = countingSort(order, rank)
+			for _, at := range order {
+				if p := &parts[at]; keep(p) {
+					rows = append(rows, groupPartitionRow{group: s.Groups[g].Name, p: p})
+				}
+			}
+		}
+		*t = *rowTable(rows, groupPartitionValues, groupPartitionColumns)
 	}
-	slices.SortFunc(rows, func(x, y groupPartitionRow) int {
-		return cmp.Or(strings.Compare(x.group, y.group), strings.Compare(x.id, y.id), strings.Compare(x.p.Topic, y.p.Topic))
-	})
-	return rowTable(rows, func(r groupPartitionRow, values []string) {
-		values[0], values[1], values[2] = r.group, r.id, r.p.Topic
-	}, groupPartitionColumns)
+	return t
 }
 
 // partitionKey names a partition.

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,5 +63,38 @@ func TestConsumerGroupOutput(t *testing.T) {
 				t.Errorf("want %s", line)
 			}
 		}
+	}
+}
+
+// The group-partition table lays out its rows only when written, and hands
+// them over in series order (group, then the partition label as a string,
+// then topic), partition ids past the preformatted labels included.
+func TestGroupPartitionTableOrder(t *testing.T) {
+	s := &admin.Snapshot{}
+	for _, name := range []string{"a", "b"} {
+		g := admin.ConsumerGroup{Name: name}
+		for _, topic := range []string{"t1", "t2"} {
+			for _, p := range []int32{0, 1, 2, 10, 100, 4095, 5000, 40000} {
+				g.Partitions = append(g.Partitions, admin.GroupPartition{Topic: topic, Partition: p})
+			}
+		}
+		s.Groups = append(s.Groups, g)
+	}
+	table := groupPartitionTable(s, false)
+	if table.Rows != 0 {
+		t.Fatalf("want no rows laid out before the table is written, got %d", table.Rows)
+	}
+	table.Prepare(table)
+	if table.Rows != 32 {
+		t.Fatalf("want 32 rows, got %d", table.Rows)
+	}
+	var prev []string
+	for row := range table.Rows {
+		values := make([]string, 3)
+		table.Labels(row, values)
+		if prev != nil && slices.Compare(prev, values) >= 0 {
+			t.Errorf("row %d %v is not after %v", row, values, prev)
+		}
+		prev = values
 	}
 }
