@@ -241,3 +241,26 @@ func TestGroupsErrorCodeIsAnAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A group's partitions come out sorted by topic, then partition number, and
+// several groups on the same partition each get it, whatever order the
+// topics were created and the offsets committed in.
+func TestGroupsPartitionOrder(t *testing.T) {
+	f := fakekafka.New(t)
+	f.CreateTopic("payments", nil, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2)
+	f.CreateTopic("orders", nil, 0, 1, 2)
+	commit(t, f, "billing", map[logparse.PartitionKey]int64{
+		key("payments", 10): 1, key("orders", 2): 2, key("payments", 2): 3, key("orders", 0): 4, key("payments", 11): 5,
+	})
+	commit(t, f, "audit", map[logparse.PartitionKey]int64{key("payments", 2): 6, key("orders", 2): 7})
+	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, withGroups(".*", ""))
+	a.refresh(context.Background())
+	var got []string
+	for _, g := range a.Snapshot().Groups {
+		for _, p := range g.Partitions {
+			got = append(got, fmt.Sprintf("%s:%s/%d=%d", g.Name, p.Topic, p.Partition, p.Committed))
+		}
+	}
+	expect(t, "order", strings.Join(got, " "),
+		"audit:orders/2=7 audit:payments/2=6 billing:orders/0=4 billing:orders/2=2 billing:payments/2=3 billing:payments/10=1 billing:payments/11=5")
+}

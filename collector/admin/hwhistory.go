@@ -100,18 +100,27 @@ func (h *hwHistory) forget(keepFrom uint64) {
 	}
 }
 
-// lagSeconds is how long ago the HW of k passed offset committed, i.e. the
-// age of the oldest record the group can read and has not: 0 when committed
-// is at or past the last HW read; else interpolated linearly between the
-// last reading at or below committed and the first above it; and, when
-// committed is older than the whole history, the age of the oldest reading
-// (a lower bound). ok is false without any reading.
-func (h *hwHistory) lagSeconds(k logparse.PartitionKey, committed int64, now time.Time) (float64, bool) {
+// ring is the history of k; nil without any reading.
+func (h *hwHistory) ring(k logparse.PartitionKey) *hwRing {
 	if h == nil {
-		return 0, false
+		return nil
 	}
-	r, ok := h.parts[k]
-	if !ok || r.n == 0 {
+	return h.parts[k]
+}
+
+// lagSeconds is the history of k's lagSeconds.
+func (h *hwHistory) lagSeconds(k logparse.PartitionKey, committed int64, now time.Time) (float64, bool) {
+	return h.ring(k).lagSeconds(committed, now)
+}
+
+// lagSeconds is how long ago the HW passed offset committed, i.e. the age
+// of the oldest record the group can read and has not: 0 when committed is
+// at or past the last HW read; else interpolated linearly between the last
+// reading at or below committed and the first above it; and, when committed
+// is older than the whole history, the age of the oldest reading (a lower
+// bound). ok is false without any reading.
+func (r *hwRing) lagSeconds(committed int64, now time.Time) (float64, bool) {
+	if r == nil || r.n == 0 {
 		return 0, false
 	}
 	at := func(i int) *hwSample { return &r.s[(r.head+i)%len(r.s)] }
@@ -135,12 +144,8 @@ func (h *hwHistory) lagSeconds(k logparse.PartitionKey, committed int64, now tim
 
 // lastStep returns the HW read before the last one, the bottom of the HW's
 // last advance; ok is false while the history holds a single HW.
-func (h *hwHistory) lastStep(k logparse.PartitionKey) (int64, bool) {
-	if h == nil {
-		return 0, false
-	}
-	r, ok := h.parts[k]
-	if !ok || r.n < 2 {
+func (r *hwRing) lastStep() (int64, bool) {
+	if r == nil || r.n < 2 {
 		return 0, false
 	}
 	return r.s[(r.head+r.n-2)%len(r.s)].offset, true
