@@ -7,6 +7,8 @@
 # Usage: bash bench/groups-cost.sh [refreshes]   (default 5; one every 10 s)
 # BIN=path measures another build; FLAGS adds exporter flags (FLAGS=--collector.last-stable-offset);
 # N_GROUPS, GROUP_PARTITIONS, TOPICS, PARTITIONS size the fake cluster.
+# KAFKA_EXPORTER=path measures danielqsj/kafka_exporter instead, on the same fake cluster: it reads
+# Kafka when scraped, so only its scrapes (3, identity), series and peak RSS are reported.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-5}
@@ -21,6 +23,19 @@ go build -o "$work/kfake" ./e2e/cmd/kfake
 fake=$!
 for _ in $(seq 1200); do [ -s "$work/addrs" ] && break; sleep 0.1; done
 addr=$(cut -d, -f1 "$work/addrs")
+if [ -n "${KAFKA_EXPORTER:-}" ]; then
+  "$KAFKA_EXPORTER" --kafka.server="$addr" --kafka.version=3.9.0 --web.listen-address=127.0.0.1:$PORT >/dev/null 2>&1 &
+  exp=$!
+  for _ in $(seq 100); do curl -s -o /dev/null "127.0.0.1:$PORT/" && break; sleep 0.2; done
+  t0=$(awk '{print $14 + $15}' /proc/$exp/stat)
+  for _ in 1 2 3; do
+    curl -s -o "$work/body" -w "full /metrics (identity): %{time_total} s, %{size_download} bytes\n" "127.0.0.1:$PORT/metrics"
+  done
+  echo "kafka_exporter CPU per scrape: $(echo "scale=2; ($(awk '{print $14 + $15}' /proc/$exp/stat) - $t0) / $(getconf CLK_TCK) / 3" | bc) s"
+  echo "series: $(grep -vc '^#' "$work/body"), of which per group and partition: $(grep -c '^kafka_consumergroup_[a-z_]*{[^}]*partition=' "$work/body" || true)"
+  echo "kafka_exporter peak RSS including the scrapes: $(( $(awk '/VmHWM/ {print $2}' /proc/$exp/status) / 1024 )) MB"
+  exit 0
+fi
 # shellcheck disable=SC2086 # FLAGS is a list of flags
 "$BIN" serve --kafka.server="$addr" --scope=cluster --kafka.refresh-interval=10s \
   --kafka.request-timeout=30s --web.listen-address=127.0.0.1:$PORT --web.disable-exporter-metrics \
