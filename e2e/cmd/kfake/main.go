@@ -6,6 +6,7 @@
 //
 //	go run ./e2e/cmd/kfake --topics 100 --partitions 1000
 //	go run ./e2e/cmd/kfake --topics 100 --partitions 1000 --records 1 --groups 20 --group-partitions 10000
+//	go run ./e2e/cmd/kfake --topics 10 --partitions 1000 --produce-every 2s
 //
 // It prints the brokers' addresses, comma-separated, on one line once the
 // records and offsets are in, and serves until SIGINT/SIGTERM.
@@ -19,6 +20,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -34,6 +36,7 @@ func main() {
 	flag.IntVar(&s.records, "records", 0, "records to produce to every partition")
 	flag.IntVar(&s.groups, "groups", 0, "consumer groups to commit offsets for")
 	flag.IntVar(&s.groupPartitions, "group-partitions", 0, "partitions each group commits an offset on")
+	flag.DurationVar(&s.produceEvery, "produce-every", 0, "produce one more record to every partition this often (0: never), so that every HW moves")
 	flag.Parse()
 	if err := run(s); err != nil {
 		fmt.Fprintln(os.Stderr, "kfake:", err)
@@ -46,6 +49,7 @@ type setup struct {
 	topics, partitions, brokers int
 	records                     int
 	groups, groupPartitions     int
+	produceEvery                time.Duration
 }
 
 // run serves the fake cluster until SIGINT or SIGTERM.
@@ -68,7 +72,45 @@ func run(s setup) error {
 	fmt.Println(strings.Join(c.ListenAddrs(), ","))
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
-	<-stop
+	if s.produceEvery <= 0 {
+		<-stop
+		return nil
+	}
+	tick := time.NewTicker(s.produceEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return nil
+		case <-tick.C:
+			if err := produce(c, s, 1); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// produce writes n records to every partition.
+func produce(c *kfake.Cluster, s setup, n int) error {
+	if n == 0 {
+		return nil
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, 0, s.topics*s.partitions*n)
+	for t := range s.topics {
+		for p := range s.partitions {
+			for range n {
+				recs = append(recs, &kgo.Record{Topic: topicName(t), Partition: int32(p), Value: []byte("x")})
+			}
+		}
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		return fmt.Errorf("produce: %w", err)
+	}
 	return nil
 }
 
@@ -83,25 +125,14 @@ func topicName(i int) string { return fmt.Sprintf("topic-%03d", i) }
 func fill(c *kfake.Cluster, s setup) error {
 	ctx := context.Background()
 	// OffsetCommit v10 names topics by id; v9 and below by name.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.MaxVersions(kversion.V3_9_0()),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.MaxVersions(kversion.V3_9_0()))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	total := s.topics * s.partitions
-	if s.records > 0 {
-		recs := make([]*kgo.Record, 0, total*s.records)
-		for t := range s.topics {
-			for p := range s.partitions {
-				for range s.records {
-					recs = append(recs, &kgo.Record{Topic: topicName(t), Partition: int32(p), Value: []byte("x")})
-				}
-			}
-		}
-		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			return fmt.Errorf("produce: %w", err)
-		}
+	if err := produce(c, s, s.records); err != nil {
+		return err
 	}
 	for g := range s.groups {
 		req := kmsg.NewPtrOffsetCommitRequest()
