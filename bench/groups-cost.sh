@@ -4,9 +4,10 @@
 # one record each, and 20 groups with committed offsets on 10k partitions each (every partition
 # read by two groups), in ANOTHER process, so the exporter's CPU, peak RSS, refresh and scrape
 # times are its own.
-# Usage: bash bench/groups-cost.sh [refreshes]   (default 5; one every 10 s)
+# Usage: bash bench/groups-cost.sh [refreshes]   (default 5; one every 10 s, REFRESH=… to change)
 # BIN=path measures another build; FLAGS adds exporter flags (FLAGS=--collector.last-stable-offset);
-# N_GROUPS, GROUP_PARTITIONS, TOPICS, PARTITIONS size the fake cluster.
+# N_GROUPS, GROUP_PARTITIONS, TOPICS, PARTITIONS size the fake cluster; PRODUCE_EVERY=5s makes it write
+# one more record to every partition that often (every HW moves: the HW history's worst case).
 # KAFKA_EXPORTER=path measures danielqsj/kafka_exporter instead, on the same fake cluster: it reads
 # Kafka when scraped, so only its scrapes (3, identity), series and peak RSS are reported.
 set -euo pipefail
@@ -19,7 +20,7 @@ BIN=${BIN:-}
 if [ -z "$BIN" ]; then make -s build; BIN=bin/kafka_replication_exporter; fi
 go build -o "$work/kfake" ./e2e/cmd/kfake
 "$work/kfake" --topics "${TOPICS:-100}" --partitions "${PARTITIONS:-1000}" --records 1 \
-  --groups "${N_GROUPS:-20}" --group-partitions "${GROUP_PARTITIONS:-10000}" >"$work/addrs" &
+  --groups "${N_GROUPS:-20}" --group-partitions "${GROUP_PARTITIONS:-10000}" --produce-every "${PRODUCE_EVERY:-0}" >"$work/addrs" &
 fake=$!
 for _ in $(seq 1200); do [ -s "$work/addrs" ] && break; sleep 0.1; done
 addr=$(cut -d, -f1 "$work/addrs")
@@ -37,7 +38,7 @@ if [ -n "${KAFKA_EXPORTER:-}" ]; then
   exit 0
 fi
 # shellcheck disable=SC2086 # FLAGS is a list of flags
-"$BIN" serve --kafka.server="$addr" --scope=cluster --kafka.refresh-interval=10s \
+"$BIN" serve --kafka.server="$addr" --scope=cluster --kafka.refresh-interval="${REFRESH:-10s}" \
   --kafka.request-timeout=30s --web.listen-address=127.0.0.1:$PORT --web.disable-exporter-metrics \
   --collector.consumer-groups ${FLAGS:-} >/dev/null 2>&1 &
 exp=$!
@@ -55,7 +56,7 @@ for i in $(seq "$N"); do
 done
 t1=$(ticks); s1=$(date +%s.%N)
 echo "refresh duration (s), $N refreshes:$durations"
-echo "exporter CPU while refreshing every 10 s (no scrapes): $(echo "scale=1; 100 * ($t1 - $t0) / $(getconf CLK_TCK) / ($s1 - $s0)" | bc)% of a core"
+echo "exporter CPU while refreshing every ${REFRESH:-10s} (no scrapes): $(echo "scale=1; 100 * ($t1 - $t0) / $(getconf CLK_TCK) / ($s1 - $s0)" | bc)% of a core"
 echo "exporter peak RSS before any full scrape: $(( $(awk '/VmHWM/ {print $2}' /proc/$exp/status) / 1024 )) MB"
 for enc in identity gzip; do
   for _ in 1 2 3; do
