@@ -147,31 +147,34 @@ func groupPartitionTable(s *admin.Snapshot, unhealthyOnly bool) *Table {
 		keep := func(p *admin.GroupPartition) bool {
 			return !unhealthyOnly || p.StarvedByReplication || p.Behind || bad[partitionKey{p.Topic, p.Partition}]
 		}
-		var ids []int32
-		for g := range s.Groups {
-			for i := range s.Groups[g].Partitions {
-				ids = append(ids, s.Groups[g].Partitions[i].Partition)
-			}
-		}
-		ranks := newStringRanks(ids)
 		var (
 			rows        []groupPartitionRow
+			at, ids     []int32 // a group's partitions kept: their indexes and ids
 			rank, order []int32
 		)
 		if !unhealthyOnly {
-			rows = make([]groupPartitionRow, 0, len(ids))
+			n := 0
+			for g := range s.Groups {
+				n += len(s.Groups[g].Partitions)
+			}
+			rows = make([]groupPartitionRow, 0, n)
 		}
 		for g := range s.Groups {
 			parts := s.Groups[g].Partitions
-			rank = rank[:0]
+			at, ids = at[:0], ids[:0]
 			for i := range parts {
-				rank = append(rank, ranks.of(parts[i].Partition))
+				if keep(&parts[i]) {
+					at, ids = append(at, int32(i)), append(ids, parts[i].Partition)
+				}
+			}
+			ranks := newStringRanks(ids)
+			rank = rank[:0]
+			for _, id := range ids {
+				rank = append(rank, ranks.of(id))
 			}
 			order = countingSort(order, rank)
-			for _, at := range order {
-				if p := &parts[at]; keep(p) {
-					rows = append(rows, groupPartitionRow{group: s.Groups[g].Name, p: p})
-				}
+			for _, j := range order {
+				rows = append(rows, groupPartitionRow{group: s.Groups[g].Name, p: &parts[at[j]]})
 			}
 		}
 		*t = *rowTable(rows, groupPartitionValues, groupPartitionColumns)
