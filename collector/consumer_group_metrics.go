@@ -2,8 +2,6 @@ package collector
 
 import (
 	"cmp"
-	"slices"
-	"strings"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 )
@@ -58,24 +56,35 @@ func stableOffsetTables(s *admin.Snapshot, unhealthyOnly bool) []*Table {
 
 // stableOffsetTable has a row per exported partition whose LSO was read, in
 // series order: partition, topic; with unhealthy, per partition for which
-// it is true (the others are stableOffsetRollup's).
+// it is true (the others are stableOffsetRollup's). It lays its rows out
+// only when one of its families is written: the snapshot's LSOs are sorted
+// by topic, then partition, so a stable counting sort on the rank of their
+// partition label puts them in series order.
 func stableOffsetTable(s *admin.Snapshot, unhealthy map[partitionKey]bool) *Table {
-	type row struct {
-		o  *admin.StableOffset
-		id string
-	}
-	rows := make([]row, 0, len(s.StableOffsets))
-	for i := range s.StableOffsets {
-		if o := &s.StableOffsets[i]; unhealthy == nil || unhealthy[partitionKey{o.Topic, o.Partition}] {
-			rows = append(rows, row{o, idLabel(o.Partition)})
+	values := func(o *admin.StableOffset, values []string) { values[0], values[1] = idLabel(o.Partition), o.Topic }
+	t := rowTable(nil, values, stableOffsetColumns)
+	t.Prepare = func(t *Table) {
+		var (
+			kept []*admin.StableOffset
+			ids  []int32
+		)
+		for i := range s.StableOffsets {
+			if o := &s.StableOffsets[i]; unhealthy == nil || unhealthy[partitionKey{o.Topic, o.Partition}] {
+				kept, ids = append(kept, o), append(ids, o.Partition)
+			}
 		}
+		ranks := newStringRanks(ids)
+		rank := make([]int32, len(ids))
+		for i, id := range ids {
+			rank[i] = ranks.of(id)
+		}
+		rows := make([]*admin.StableOffset, 0, len(kept))
+		for _, j := range countingSort(nil, rank) {
+			rows = append(rows, kept[j])
+		}
+		*t = *rowTable(rows, values, stableOffsetColumns)
 	}
-	slices.SortStableFunc(rows, func(x, y row) int { return strings.Compare(x.id, y.id) })
-	cols := make([]rowColumn[row], len(stableOffsetColumns))
-	for i, c := range stableOffsetColumns {
-		cols[i] = rowColumn[row]{c.family, func(r row) (float64, bool) { return c.value(r.o) }}
-	}
-	return rowTable(rows, func(r row, values []string) { values[0], values[1] = r.id, r.o.Topic }, cols)
+	return t
 }
 
 // stableOffsetRollup folds the LSO rows per topic into the families that

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -94,6 +95,37 @@ func TestGroupPartitionTableOrder(t *testing.T) {
 		table.Labels(row, values)
 		if prev != nil && slices.Compare(prev, values) >= 0 {
 			t.Errorf("row %d %v is not after %v", row, values, prev)
+		}
+		prev = values
+	}
+}
+
+// The LSO table, likewise: laid out only when written, in series order
+// (the partition label as a string, then topic), with its values.
+func TestStableOffsetTableOrder(t *testing.T) {
+	s := &admin.Snapshot{}
+	for _, topic := range []string{"t1", "t2"} {
+		for _, p := range []int32{0, 1, 2, 10, 100, 4095, 5000, 40000} {
+			s.StableOffsets = append(s.StableOffsets, admin.StableOffset{Topic: topic, Partition: p, LSO: int64(p) + 7})
+		}
+	}
+	table := stableOffsetTable(s, nil)
+	if table.Rows != 0 {
+		t.Fatalf("want no rows laid out before the table is written, got %d", table.Rows)
+	}
+	table.Prepare(table)
+	if table.Rows != 16 {
+		t.Fatalf("want 16 rows, got %d", table.Rows)
+	}
+	var prev []string
+	for row := range table.Rows {
+		values := make([]string, 2)
+		table.Labels(row, values)
+		if prev != nil && slices.Compare(prev, values) >= 0 {
+			t.Errorf("row %d %v is not after %v", row, values, prev)
+		}
+		if v, ok := table.Columns[0].Value(row); !ok || strconv.FormatFloat(v-7, 'f', -1, 64) != values[0] {
+			t.Errorf("row %d %v: want the LSO partition+7, got %g", row, values, v)
 		}
 		prev = values
 	}
