@@ -73,7 +73,8 @@ type Follower struct {
 
 	started bool // the start position has been chosen
 	closed  bool
-	budget  int // bytes the current Read may still read
+	budget  int  // bytes the current Read may still read
+	resumed bool // the last Read stopped at its budget: the next goes on with the same pass
 
 	// hook, when set by tests, runs at points inside Poll where a real
 	// writer could act concurrently; it lets a test rotate "mid-poll".
@@ -208,6 +209,11 @@ var errBudget = errors.New("tail: read budget spent")
 
 // pollFile is Poll for a file followed by name.
 func (f *Follower) pollFile(deliver func([]byte)) error {
+	// A Read that goes on where the last one stopped at its budget reads on
+	// as Poll reads its chunks: the truncation check comes before a pass,
+	// not before every budget of it (three system calls per read).
+	resumed := f.resumed
+	f.resumed = false
 	for {
 		if f.cur == nil && len(f.backlog) == 0 {
 			if err := f.openLive(); err != nil {
@@ -217,15 +223,17 @@ func (f *Follower) pollFile(deliver func([]byte)) error {
 		if f.cur == nil {
 			f.advance()
 		}
-		if f.curLive {
+		if f.curLive && !resumed {
 			if err := f.checkTruncation(); err != nil {
 				return err
 			}
 		}
+		resumed = false
 		if err := f.drain(deliver); err != nil {
 			return err
 		}
 		if f.budget <= 0 {
+			f.resumed = true
 			return errBudget
 		}
 		if !f.curLive {
@@ -260,6 +268,7 @@ func (f *Follower) pollFile(deliver func([]byte)) error {
 			return err
 		}
 		if f.budget <= 0 {
+			f.resumed = true
 			return errBudget
 		}
 		if err := f.rotate(deliver); err != nil {
