@@ -23,6 +23,7 @@ type LogFile struct {
 	parser   *logparse.Parser
 	clock    logparse.FileClock
 	quiet    time.Duration // how long a file must be idle before its held record is flushed
+	stream   *Stream       // the stream it feeds
 
 	queue []pending // read, not applied yet; queue[head:] are live
 	head  int
@@ -195,12 +196,15 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 		return
 	}
 	f.queue = f.queue[:len(f.queue)+1]
-	p.own()
 	p.ev.File = f.Path
 	if f.clock.Order(&p.ev, f.now) {
 		f.future.Add(1)
 	}
 	p.seq, p.end, p.records, p.lines = f.seq, end, 1, uint64(rec.Lines)
+	if f.head == len(f.queue)-1 && f.stream != nil && f.stream.applyNow(f) {
+		return
+	}
+	p.own() // it waits: its lists must outlive the parser's next parse
 }
 
 // slot returns the entry just past the queue, reusing the queue's memory.
