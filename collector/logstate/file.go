@@ -31,6 +31,7 @@ type LogFile struct {
 	seq       uint64    // the read being delivered (see Stream)
 	now       time.Time // the wall clock at that read
 	lastLine  time.Time // wall time a line was last delivered
+	behindAt  time.Time // wall time behind was last measured
 	prevEnd   tail.Mark // end of the line before the one being pushed
 	linesRead int       // lines delivered by the current read
 	emitted   uint64    // records completed so far
@@ -146,9 +147,12 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 		// are not coming.
 		f.flush()
 	}
-	f.behind.Store(0)
-	if more {
+	if !more {
+		f.behind.Store(0)
+	} else if now.Sub(f.behindAt) >= f.quiet {
+		// A stat per file: once a poll interval is enough for a gauge.
 		f.behind.Store(f.follower.Behind())
+		f.behindAt = now
 	}
 	f.malformed.Store(uint64(f.splitter.Malformed() + f.parser.Malformed()))
 	return f.linesRead > 0 || f.emitted > records
