@@ -23,7 +23,7 @@ type LogFile struct {
 	parser   *logparse.Parser
 	clock    logparse.FileClock
 	quiet    time.Duration // how long a file must be idle before its held record is flushed
-	stream   *Stream       // the stream it feeds
+	stream   *Stream       // the stream it feeds (set by NewStream)
 
 	queue []pending // read, not applied yet; queue[head:] are live
 	head  int
@@ -123,8 +123,14 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 		return false
 	}
 	f.seq, f.now, f.linesRead = seq, now, 0
-	records := f.emitted
+	records, wasHeld := f.emitted, f.splitter.Pending()
 	more, err := f.follower.Read(f.line, readBudget)
+	if f.splitter.Pending() && (f.emitted > records || !wasHeld) {
+		// The record held began in this read: remember how much of the file
+		// had been read to its end before it (the watermark's held record
+		// rule). Only a new record ends one, so this needs no look per line.
+		f.heldAfter = f.eofSeq
+	}
 	f.more = more
 	if !more {
 		f.eofSeq = seq
@@ -160,15 +166,8 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 
 func (f *LogFile) line(b []byte) {
 	f.linesRead++
-	wasHeld := f.splitter.Pending()
-	rec := f.splitter.Push(b)
-	if rec != nil {
+	if rec := f.splitter.Push(b); rec != nil {
 		f.record(rec, f.prevEnd)
-	}
-	if f.splitter.Pending() && (rec != nil || !wasHeld) {
-		// A new record begins: remember how much of the file had been read
-		// to its end before it (the watermark's held record rule).
-		f.heldAfter = f.eofSeq
 	}
 	f.prevEnd = f.follower.Mark()
 }
@@ -205,7 +204,7 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 		f.future.Add(1)
 	}
 	p.seq, p.end, p.records, p.lines = f.seq, end, 1, uint64(rec.Lines)
-	if f.head == len(f.queue)-1 && f.stream != nil && f.stream.applyNow(f) {
+	if f.head == len(f.queue)-1 && f.stream.applyNow(f) {
 		return
 	}
 	p.own() // it waits: its lists must outlive the parser's next parse
