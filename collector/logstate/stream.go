@@ -143,13 +143,13 @@ func (s *Stream) apply(f *LogFile) {
 // The other files do not change during f's read: when none of them has an
 // event waiting, the answer holds for the rest of the read.
 func (s *Stream) applyNow(f *LogFile) bool {
-	if seq := f.next().seq; seq != s.clear {
+	if f.seq != s.clear { // the read that queued the event
 		i := s.first()
 		if s.files[i] != f || s.blocker(i) >= 0 {
 			return false
 		}
 		if s.waiting() == 1 {
-			s.clear = seq
+			s.clear = f.seq
 		}
 	}
 	s.apply(f)
