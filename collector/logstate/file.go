@@ -307,8 +307,8 @@ type FileStats struct {
 	// FutureTimestamps counts events stamped far in the future, ordered as
 	// the file's previous event (logparse.FileClock).
 	FutureTimestamps uint64
-	// BehindBytes is what was left to read at the last read (0 once the
-	// end was reached).
+	// BehindBytes is what was left to read, measured at most once a poll
+	// interval while there is more (0 once the end was reached).
 	BehindBytes int64
 	tail.Stats
 }

@@ -183,7 +183,10 @@ func (f *Follower) Poll(deliver func(line []byte)) error {
 // Read is Poll that stops once it has read budget bytes (0: no bound), so
 // that a caller merging several files holds at most about a budget of each
 // in memory. more reports that it stopped at the budget: there is more to
-// read now, and the rotation and truncation checks wait for the next call.
+// read now, and the next call goes on with the same pass, as Poll reads its
+// chunks: the rotation check at the pass's end waits for it, and the
+// truncation check before a pass is not repeated (each chunk read is still
+// checked against the file's head).
 func (f *Follower) Read(deliver func(line []byte), budget int) (more bool, err error) {
 	if f.closed {
 		return false, ErrClosed
