@@ -23,6 +23,7 @@ type LogFile struct {
 	parser   *logparse.Parser
 	clock    logparse.FileClock
 	quiet    time.Duration // how long a file must be idle before its held record is flushed
+	stream   *Stream       // the stream it feeds (set by NewStream)
 
 	queue []pending // read, not applied yet; queue[head:] are live
 	head  int
@@ -30,6 +31,7 @@ type LogFile struct {
 	seq       uint64    // the read being delivered (see Stream)
 	now       time.Time // the wall clock at that read
 	lastLine  time.Time // wall time a line was last delivered
+	behindAt  time.Time // wall time behind was last measured
 	prevEnd   tail.Mark // end of the line before the one being pushed
 	linesRead int       // lines delivered by the current read
 	emitted   uint64    // records completed so far
@@ -121,8 +123,14 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 		return false
 	}
 	f.seq, f.now, f.linesRead = seq, now, 0
-	records := f.emitted
+	records, wasHeld := f.emitted, f.splitter.Pending()
 	more, err := f.follower.Read(f.line, readBudget)
+	if f.splitter.Pending() && (f.emitted > records || !wasHeld) {
+		// The record held began in this read: remember how much of the file
+		// had been read to its end before it (the watermark's held record
+		// rule). Only a new record ends one, so this needs no look per line.
+		f.heldAfter = f.eofSeq
+	}
 	f.more = more
 	if !more {
 		f.eofSeq = seq
@@ -145,9 +153,12 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 		// are not coming.
 		f.flush()
 	}
-	f.behind.Store(0)
-	if more {
+	if !more {
+		f.behind.Store(0)
+	} else if now.Sub(f.behindAt) >= f.quiet {
+		// A stat per file: once a poll interval is enough for a gauge.
 		f.behind.Store(f.follower.Behind())
+		f.behindAt = now
 	}
 	f.malformed.Store(uint64(f.splitter.Malformed() + f.parser.Malformed()))
 	return f.linesRead > 0 || f.emitted > records
@@ -155,15 +166,8 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 
 func (f *LogFile) line(b []byte) {
 	f.linesRead++
-	wasHeld := f.splitter.Pending()
-	rec := f.splitter.Push(b)
-	if rec != nil {
+	if rec := f.splitter.Push(b); rec != nil {
 		f.record(rec, f.prevEnd)
-	}
-	if f.splitter.Pending() && (rec != nil || !wasHeld) {
-		// A new record begins: remember how much of the file had been read
-		// to its end before it (the watermark's held record rule).
-		f.heldAfter = f.eofSeq
 	}
 	f.prevEnd = f.follower.Mark()
 }
@@ -195,12 +199,15 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 		return
 	}
 	f.queue = f.queue[:len(f.queue)+1]
-	p.own()
 	p.ev.File = f.Path
 	if f.clock.Order(&p.ev, f.now) {
 		f.future.Add(1)
 	}
 	p.seq, p.end, p.records, p.lines = f.seq, end, 1, uint64(rec.Lines)
+	if f.head == len(f.queue)-1 && f.stream.applyNow(f) {
+		return
+	}
+	p.own() // it waits: its lists must outlive the parser's next parse
 }
 
 // slot returns the entry just past the queue, reusing the queue's memory.
@@ -300,8 +307,8 @@ type FileStats struct {
 	// FutureTimestamps counts events stamped far in the future, ordered as
 	// the file's previous event (logparse.FileClock).
 	FutureTimestamps uint64
-	// BehindBytes is what was left to read at the last read (0 once the
-	// end was reached).
+	// BehindBytes is what was left to read, measured at most once a poll
+	// interval while there is more (0 once the end was reached).
 	BehindBytes int64
 	tail.Stats
 }

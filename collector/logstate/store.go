@@ -235,13 +235,12 @@ func (b *storeBatch) release() {
 // apply is Apply with s.mu held.
 func (s *Store) apply(ev *logparse.Event) {
 	s.events[ev.Type]++
-	if ev.Broker >= 0 && ev.Broker != s.broker && s.broker != -2 {
+	if ev.Broker != s.broker && ev.Broker >= 0 && s.broker != -2 {
 		s.noteBroker(ev.Broker)
 	}
-	wall := s.wallNow()
 	at := ev.Time
 	if at.IsZero() {
-		at = wall
+		at = s.wallNow()
 	}
 	s.lastEvent[ev.Type] = at
 	switch ev.Type {
@@ -308,6 +307,7 @@ func (s *Store) apply(ev *logparse.Event) {
 	if res.NewUnclean {
 		c[UncleanElections]++
 	}
+	wall := s.wallNow()
 	p.seen = wall.UnixNano()
 	switch ev.Type {
 	case logparse.HWUpdate:

@@ -24,7 +24,9 @@ type Stream struct {
 	store *Store
 	poll  time.Duration
 	batch storeBatch
-	seq   uint64 // reads so far: the watermark's clock
+	seq   uint64    // reads so far: the watermark's clock
+	last  time.Time // log time of the last event applied in this step
+	clear uint64    // a read whose events are all applied as they are queued (applyNow)
 
 	caughtUp atomic.Bool  // every file's backlog found at start is applied
 	lastTime atomic.Int64 // log time (unix ns) of the last event applied
@@ -37,7 +39,11 @@ func NewStream(store *Store, files []*LogFile, poll time.Duration) *Stream {
 	if poll <= 0 {
 		poll = 250 * time.Millisecond
 	}
-	return &Stream{files: files, store: store, poll: poll, batch: storeBatch{s: store}}
+	s := &Stream{files: files, store: store, poll: poll, batch: storeBatch{s: store}}
+	for _, f := range files {
+		f.stream = s
+	}
+	return s
 }
 
 // Run reads and applies until ctx is done. Every step is bounded (a budget
@@ -74,7 +80,7 @@ func (s *Stream) Step() bool {
 			progress = true
 		}
 	}
-	var last time.Time // the log time of the last event applied
+	s.last = time.Time{}
 	for applied := 0; applied < maxApplyPerStep; {
 		i := s.first()
 		if i < 0 {
@@ -92,11 +98,7 @@ func (s *Stream) Step() bool {
 			continue
 		}
 		f := s.files[i]
-		p := f.next()
-		s.batch.apply(&p.ev)
-		s.batch.record()
-		last = p.ev.Time
-		f.pop()
+		s.apply(f)
 		applied++
 		progress = true
 		if f.next() == nil && f.more {
@@ -104,8 +106,8 @@ func (s *Stream) Step() bool {
 		}
 	}
 	s.batch.release()
-	if !last.IsZero() {
-		s.lastTime.Store(last.UnixNano())
+	if !s.last.IsZero() {
+		s.lastTime.Store(s.last.UnixNano())
 	}
 	for _, f := range s.files {
 		f.publish()
@@ -124,6 +126,45 @@ func (s *Stream) Step() bool {
 func (s *Stream) read(f *LogFile, now time.Time) bool {
 	s.seq++
 	return f.read(s.seq, now)
+}
+
+// apply applies f's next event.
+func (s *Stream) apply(f *LogFile) {
+	p := f.next()
+	s.batch.apply(&p.ev)
+	s.batch.record()
+	s.last = p.ev.Time
+	f.pop()
+}
+
+// applyNow applies f's next event, just read, if it goes first and no file
+// can still produce one that goes before it: Step's rule, taken as the event
+// is queued, so that while nothing waits the queue stays one entry long.
+// The other files do not change during f's read: when none of them has an
+// event waiting, the answer holds for the rest of the read.
+func (s *Stream) applyNow(f *LogFile) bool {
+	if f.seq != s.clear { // the read that queued the event
+		i := s.first()
+		if s.files[i] != f || s.blocker(i) >= 0 {
+			return false
+		}
+		if s.waiting() == 1 {
+			s.clear = f.seq
+		}
+	}
+	s.apply(f)
+	return true
+}
+
+// waiting is how many files have an event waiting.
+func (s *Stream) waiting() int {
+	n := 0
+	for _, f := range s.files {
+		if f.next() != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // first is the file whose next event goes first by time (the lowest index on

@@ -73,7 +73,8 @@ type Follower struct {
 
 	started bool // the start position has been chosen
 	closed  bool
-	budget  int // bytes the current Read may still read
+	budget  int  // bytes the current Read may still read
+	resumed bool // the last Read stopped at its budget: the next goes on with the same pass
 
 	// hook, when set by tests, runs at points inside Poll where a real
 	// writer could act concurrently; it lets a test rotate "mid-poll".
@@ -182,7 +183,10 @@ func (f *Follower) Poll(deliver func(line []byte)) error {
 // Read is Poll that stops once it has read budget bytes (0: no bound), so
 // that a caller merging several files holds at most about a budget of each
 // in memory. more reports that it stopped at the budget: there is more to
-// read now, and the rotation and truncation checks wait for the next call.
+// read now, and the next call goes on with the same pass, as Poll reads its
+// chunks: the rotation check at the pass's end waits for it, and the
+// truncation check before a pass is not repeated (each chunk read is still
+// checked against the file's head).
 func (f *Follower) Read(deliver func(line []byte), budget int) (more bool, err error) {
 	if f.closed {
 		return false, ErrClosed
@@ -208,6 +212,11 @@ var errBudget = errors.New("tail: read budget spent")
 
 // pollFile is Poll for a file followed by name.
 func (f *Follower) pollFile(deliver func([]byte)) error {
+	// A Read that goes on where the last one stopped at its budget reads on
+	// as Poll reads its chunks: the truncation check comes before a pass,
+	// not before every budget of it (three system calls per read).
+	resumed := f.resumed
+	f.resumed = false
 	for {
 		if f.cur == nil && len(f.backlog) == 0 {
 			if err := f.openLive(); err != nil {
@@ -217,15 +226,17 @@ func (f *Follower) pollFile(deliver func([]byte)) error {
 		if f.cur == nil {
 			f.advance()
 		}
-		if f.curLive {
+		if f.curLive && !resumed {
 			if err := f.checkTruncation(); err != nil {
 				return err
 			}
 		}
+		resumed = false
 		if err := f.drain(deliver); err != nil {
 			return err
 		}
 		if f.budget <= 0 {
+			f.resumed = true
 			return errBudget
 		}
 		if !f.curLive {
@@ -260,6 +271,7 @@ func (f *Follower) pollFile(deliver func([]byte)) error {
 			return err
 		}
 		if f.budget <= 0 {
+			f.resumed = true
 			return errBudget
 		}
 		if err := f.rotate(deliver); err != nil {
