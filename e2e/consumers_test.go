@@ -24,9 +24,20 @@ func TestConsumersStarvedByReplication(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")
 	}
+	for _, version := range consumerVersions {
+		t.Run(version, func(t *testing.T) { testConsumersStarved(t, version) })
+	}
+}
+
+// consumerVersions run the consumer scenarios: the current release, and the
+// last 3.x line, which has the same HW stall under min ISR (KAFKA-15583,
+// since 3.7) and is what the users who met it run.
+var consumerVersions = []string{kafkaCurrent, kafka3}
+
+func testConsumersStarved(t *testing.T, version string) {
 	start := time.Now()
 	defer func() { t.Logf("wall time %v", time.Since(start).Round(time.Second)) }()
-	c := harness.StartT(t, harness.Options{Version: kafkaCurrent})
+	c := harness.StartT(t, harness.Options{Version: version})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
@@ -35,7 +46,7 @@ func TestConsumersStarvedByReplication(t *testing.T) {
 		Name: topic, Assignment: [][]int32{{1, 2, 3}},
 		Configs: map[string]string{"min.insync.replicas": "2"},
 	}))
-	group := groupCoordinatedBy(ctx, t, c, 1)
+	group := groupCoordinatedBy(ctx, t, c, 1, "starved")
 
 	// The producer: acks=1, 20 records a second, to the leader.
 	prod, err := c.Producer(sarama.WaitForLocal)
@@ -138,10 +149,11 @@ func (markAll) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.Consu
 
 func lt(max float64) func(float64) bool { return func(v float64) bool { return v < max } }
 
-// groupCoordinatedBy returns a group name whose coordinator is broker id:
-// the leader of __consumer_offsets partition abs(hash(group)) % partitions,
-// so freezing the other brokers leaves the group's coordinator answering.
-func groupCoordinatedBy(ctx context.Context, t *testing.T, c *harness.Cluster, id int32) string {
+// groupCoordinatedBy returns a group name, prefix-N, whose coordinator is
+// broker id: the leader of __consumer_offsets partition abs(hash(group)) %
+// partitions, so freezing the other brokers leaves the group's coordinator
+// answering.
+func groupCoordinatedBy(ctx context.Context, t *testing.T, c *harness.Cluster, id int32, prefix string) string {
 	t.Helper()
 	client, err := sarama.NewClient(c.Bootstrap(), sarama.NewConfig())
 	must(t, err)
@@ -154,7 +166,7 @@ func groupCoordinatedBy(ctx context.Context, t *testing.T, c *harness.Cluster, i
 		time.Sleep(500 * time.Millisecond)
 	}
 	for i := range 100 {
-		g := fmt.Sprintf("starved-%d", i)
+		g := fmt.Sprintf("%s-%d", prefix, i)
 		st, err := c.Partition("__consumer_offsets", javaHashAbs(g)%3)
 		must(t, err)
 		if st.Leader == id {
