@@ -13,8 +13,10 @@ var (
 	groupStateFamily = newFamily("consumer_group_state",
 		"1 for the consumer group's state as its coordinator reports it (DescribeGroups).", Gauge, "group", "state").
 		withDoc("States as Kafka spells them: `Stable`, `Empty`, `PreparingRebalance`, `CompletingRebalance`, `Assigning`, " +
-			"`Reconciling`, `Dead`; `Unknown` when DescribeGroups did not answer for the group.")
-	groupMembersFamily = newFamily("consumer_group_members", "Members of the consumer group (DescribeGroups).", Gauge, "group")
+			"`Reconciling`, `Dead`; `Unknown` when neither DescribeGroups nor, for a KIP-848 group, ConsumerGroupDescribe answered for it.")
+	groupMembersFamily = newFamily("consumer_group_members",
+		"Members of the consumer group (DescribeGroups, or ConsumerGroupDescribe for a KIP-848 group).", Gauge, "group").
+		withDoc("Absent while the group's state is `Unknown`.")
 	groupStarvedFamily = newFamily("consumer_group_partitions_starved_by_replication",
 		"Exported partitions on which the group is caught up to the high watermark while the high watermark is stalled with records above it.",
 		Gauge, "group").

@@ -21,7 +21,8 @@ func groupTables(s *admin.Snapshot) []*Table {
 		Rows:   len(groups),
 		Labels: func(row int, values []string) { values[0] = groups[row].Name },
 		Columns: []Column{
-			{groupMembersFamily, func(row int) (float64, bool) { return float64(groups[row].Members), true }},
+			// No member count where the state is unknown: 0 would say Empty.
+			{groupMembersFamily, func(row int) (float64, bool) { return float64(groups[row].Members), groups[row].State != "" }},
 			{groupStarvedFamily, func(row int) (float64, bool) {
 				n := 0
 				for i := range groups[row].Partitions {

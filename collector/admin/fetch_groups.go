@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,9 +22,12 @@ import (
 //	≤1 DescribeGroups per coordinator (its groups that pass the filter)
 //	1 OffsetFetch per group read (all its partitions)
 //
-// Both classic and KIP-848 (consumer protocol) groups answer DescribeGroups
-// and OffsetFetch; groups of other protocols (Connect, share groups) are
-// left out.
+// Both classic and KIP-848 (consumer protocol) groups answer OffsetFetch,
+// but only classic groups answer DescribeGroups: Kafka describes a KIP-848
+// group there as Dead with no member (GROUP_ID_NOT_FOUND from v6), so the
+// groups it calls Dead or not found are asked again with
+// ConsumerGroupDescribe (≤1 per coordinator, none where every group is
+// classic). Groups of other protocols (Connect, share groups) are left out.
 
 // groupRead is one consumer group as its coordinator described it.
 type groupRead struct {
@@ -146,15 +150,26 @@ func (p *brokerPool) readGroups(
 		return nil, &groupError{RequestDescribeGroups, fmt.Errorf("describe groups at %s: %w", addr, err)}
 	}
 	byName := make(map[string]*sarama.GroupDescription, len(described.Groups))
+	var notClassic []string // listed a moment ago, yet Dead or not found
 	for _, d := range described.Groups {
-		if d != nil && d.Err == sarama.ErrNoError {
+		if d == nil {
+			continue
+		}
+		if d.Err == sarama.ErrNoError {
 			byName[d.GroupId] = d
+		}
+		if (d.Err == sarama.ErrNoError && d.State == "Dead") || d.Err == sarama.ErrGroupIDNotFound {
+			notClassic = append(notClassic, d.GroupId)
 		}
 	}
 	for i := range reads {
 		if d := byName[reads[i].name]; d != nil {
 			reads[i].state, reads[i].members = d.State, len(d.Members)
 		}
+	}
+	var describeErr *groupError
+	if len(notClassic) > 0 {
+		describeErr = p.describeConsumerGroups(ctx, addr, notClassic, reads)
 	}
 
 	for i := range reads {
@@ -183,5 +198,59 @@ func (p *brokerPool) readGroups(
 			}
 		}
 	}
+	if describeErr != nil {
+		return reads, describeErr
+	}
 	return reads, nil
+}
+
+// describeConsumerGroups asks the coordinator at addr for the KIP-848
+// description of the groups DescribeGroups called Dead or did not find, and
+// sets the state and members of those it describes. A group it does not
+// know either is a classic group gone since it was listed (Dead stays); a
+// group it cannot answer for, or a failed request, leaves the state unknown
+// rather than Dead. Its failures count as describe_groups errors: both describe a
+// group's state.
+func (p *brokerPool) describeConsumerGroups(ctx context.Context, addr string, names []string, reads []groupRead) *groupError {
+	req := sarama.NewConsumerGroupDescribeRequest(p.conf.Version)
+	req.GroupIDs = names
+	resp, err := call(ctx, p, addr, func(b *sarama.Broker) (*sarama.ConsumerGroupDescribeResponse, error) {
+		return b.ConsumerGroupDescribe(req)
+	})
+	byName := make(map[string]*sarama.ConsumerGroupDescription, len(names))
+	if err == nil {
+		for i := range resp.Groups {
+			byName[resp.Groups[i].GroupID] = &resp.Groups[i]
+		}
+	}
+	asked := make(map[string]bool, len(names))
+	for _, n := range names {
+		asked[n] = true
+	}
+	var failed error
+	for i := range reads {
+		if !asked[reads[i].name] {
+			continue
+		}
+		d := byName[reads[i].name]
+		switch {
+		case d != nil && d.ErrorCode == sarama.ErrNoError:
+			reads[i].state, reads[i].members = d.GroupState, len(d.Members)
+		case d != nil && d.ErrorCode == sarama.ErrGroupIDNotFound:
+			// Not a KIP-848 group either: a classic group gone since it was
+			// listed; Dead as DescribeGroups said, or unknown.
+		default:
+			reads[i].state, reads[i].members = "", 0
+			if err == nil && d != nil {
+				failed = cmp.Or(failed, error(fmt.Errorf("group %q: %w", reads[i].name, d.ErrorCode)))
+			}
+		}
+	}
+	if err != nil {
+		failed = err
+	}
+	if failed != nil {
+		return &groupError{RequestDescribeGroups, fmt.Errorf("consumer group describe at %s: %w", addr, failed)}
+	}
+	return nil
 }
