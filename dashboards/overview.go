@@ -125,6 +125,7 @@ func Overview() *dashboard.DashboardBuilder {
 			query(fmt.Sprintf(`sum by (topic) (increase(kafka_replication_partition_high_watermark_regressions_total{%s}[$__rate_interval]))`, topicSel)+zeroByTopic, "admin {{topic}}"),
 			query(fmt.Sprintf(`sum by (topic) (increase(kafka_replication_partition_high_watermark_violations_total{%s}[$__rate_interval]))`, topicSel)+zeroBy("topic"), "log {{topic}}"),
 		)).
+		WithRow(consumersRow()).
 		WithRow(logDirRow()).
 		WithRow(churnRow()).
 		WithRow(leadershipRow()).
