@@ -36,7 +36,8 @@ var (
 	groupStarvedPFamily = newFamily("consumer_group_starved_by_replication",
 		"1 if the group is caught up to the high watermark while the partition's high watermark is stalled with records above it (KAFKA-15583).",
 		Gauge, groupPartitionLabels...).
-		withDoc("Decided with `kafka_replication_partition_high_watermark_stalled`. Caught up: the committed offset is at the HW or within its last advance " +
+		withDoc("Decided with `kafka_replication_partition_high_watermark_stalled`. Caught up: the committed offset is at the HW, within its last advance, " +
+			"or passed by the HW at most --kafka.refresh-interval plus 10s before that advance was read " +
 			"(the group's last commits can fail while the offsets topic is under min ISR too). Absent when the leader's HW or LEO did not answer the last refresh.").
 		sparse()
 	groupLagSecondsFamily = newFamily("consumer_group_lag_seconds",

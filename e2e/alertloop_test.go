@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,8 +33,9 @@ const (
 // Prometheus evaluating alerts/kafka-replication.rules.yml (time-scaled) →
 // Alertmanager → a webhook receiver in the test. A healthy cluster under
 // traffic pages nobody; losing two of three nodes pages under-min-ISR for
-// the topics and the HW stall for the busy topic only; restarting the nodes
-// resolves both.
+// the topics and the HW stall for the busy topic only, and the consumer group
+// reading the busy topic as starved by replication, never as stalled;
+// restarting the nodes resolves them.
 func TestAlertLoop(t *testing.T) { alertLoop(t) }
 
 // TestAlertLoopUnhealthySeries is the same loop with
@@ -71,8 +73,16 @@ func alertLoop(t *testing.T, exporterArgs ...string) {
 		}))
 		produceOK(ctx, t, c, topic, 5, sarama.WaitForAll)
 	}
+	group, stopConsumer := startCommittingConsumer(ctx, t, c, busy)
+	defer stopConsumer()
 
-	es, err := stack.StartExporters(ctx, c, exporterBinary(t), exporterArgs...)
+	// The consumer-side reads on, for the consumer-impact panels, and the
+	// stall threshold on the rules' time axis (the default 2m ÷ ruleScale,
+	// rounded up to 3 refreshes): at the stack's 20s, as long as
+	// KafkaConsumerGroupStalled's scaled window, a group starved by the
+	// stall paged as stalled before the verdict came.
+	args := append([]string{"--collector.consumer-groups", "--collector.last-stable-offset", "--stall.threshold=6s"}, exporterArgs...)
+	es, err := stack.StartExporters(ctx, c, exporterBinary(t), args...)
 	must(t, err)
 	t.Cleanup(es.Close)
 	dir := t.TempDir()
@@ -97,6 +107,12 @@ func alertLoop(t *testing.T, exporterArgs ...string) {
 		}
 	})
 	t.Logf("exporters %v, Prometheus %s, Alertmanager %s", es.URLs(), prom.URL, am.URL)
+	if !slices.Contains(exporterArgs, "--collector.partition-series=unhealthy") {
+		// In that mode a group position on a healthy partition has a series
+		// only once it is behind by the stall threshold: no first sample of
+		// a group a record behind.
+		waitGroupCaughtUp(ctx, t, prom, group, 30*time.Second)
+	}
 
 	// Steady traffic on busy: acks=all while healthy, acks=1 once the nodes go
 	// (the writes a KAFKA-15583 stall hides from consumers).
@@ -145,6 +161,9 @@ func alertLoop(t *testing.T, exporterArgs ...string) {
 		if a := findAlert(hook, "firing", "KafkaPartitionHighWatermarkStalled", quiet); a != nil {
 			t.Errorf("HW stall paged for the idle topic: %v", a.Labels)
 		}
+		waitGroupAlert(ctx, t, hook, "firing", "KafkaConsumersStarvedByReplication", group, 60*time.Second)
+		t.Logf("KafkaConsumersStarvedByReplication{group=%q} at the webhook %v after the second node stopped",
+			group, time.Since(lost).Round(time.Second))
 	})
 
 	t.Run("restart_resolves", func(t *testing.T) {
@@ -157,6 +176,11 @@ func alertLoop(t *testing.T, exporterArgs ...string) {
 		waitAlert(ctx, t, hook, "resolved", "KafkaPartitionHighWatermarkStalled", busy, 90*time.Second)
 		if a := findAlert(hook, "firing", "KafkaPartitionHighWatermarkStalled", quiet); a != nil {
 			t.Errorf("HW stall paged for the idle topic: %v", a.Labels)
+		}
+		waitGroupAlert(ctx, t, hook, "resolved", "KafkaConsumersStarvedByReplication", group, 60*time.Second)
+		// The consumer was starved, not stuck: the consumer-side alert is not its.
+		if a := findGroupAlert(hook, "firing", "KafkaConsumerGroupStalled", group); a != nil {
+			t.Errorf("KafkaConsumerGroupStalled paged for a group starved by replication: %v", a.Labels)
 		}
 	})
 

@@ -10,17 +10,24 @@ import (
 )
 
 // caughtUp reports a group that keeps up with the partition: its committed
-// offset is at the HW, or within the HW's last advance (from the partition's
-// HW history r). The second matters for a stall: while the HW stands still
-// the offsets topic is often under min ISR too (the same followers host it),
-// so the group's last commits fail and its committed offset stays a few
-// records behind the HW it has read up to.
-func caughtUp(r *hwRing, committed, hw int64) bool {
+// offset is at the HW, within the HW's last advance (from the partition's
+// HW history r), or passed by the HW at most within (a refresh plus a
+// commit interval) before that advance was read. The last two matter for a
+// stall: while the HW stands still the offsets topic is often under min ISR
+// too (the same followers host it), so the group's last commits fail and
+// its committed offset stays behind the HW it has read up to — by more than
+// the last advance when the HW froze just after a refresh (a step of 1
+// record, seen with 2 records a second in the alert loop, where the group
+// was then paged as stalled).
+func caughtUp(r *hwRing, within time.Duration, committed, hw int64) bool {
 	if committed >= hw {
 		return true
 	}
-	prev, ok := r.lastStep()
-	return ok && committed >= prev && prev < hw
+	if prev, ok := r.lastStep(); ok && committed >= prev && prev < hw {
+		return true
+	}
+	behind, ok := r.behindLastAdvance(committed)
+	return ok && behind <= within.Seconds()
 }
 
 // groupedPartition is a partition some group committed on: its snapshot
@@ -81,7 +88,7 @@ func (b *builder) buildGroups(snap *Snapshot, p *refreshPlan, reads []groupRead,
 			}
 			if s.HWKnown && s.LEOKnown {
 				gp.AboveHWKnown, gp.AboveHW = true, max(s.LEO-s.HW, 0)
-				gp.StarvedByReplication = s.Stalled && caughtUp(at.ring, o.committed, s.HW)
+				gp.StarvedByReplication = s.Stalled && caughtUp(at.ring, b.history.caughtUpWithinOrZero(), o.committed, s.HW)
 			}
 			cg.Partitions = append(cg.Partitions, gp)
 		}

@@ -14,7 +14,18 @@ import (
 // are read.
 type hwHistory struct {
 	parts map[logparse.PartitionKey]*hwRing
+	// caughtUpWithin is how far behind the HW's last advance a group's
+	// committed offset may be and the group still count as caught up
+	// (caughtUp): a refresh, the latest the advance can be read,
+	// plus caughtUpCommitGrace.
+	caughtUpWithin time.Duration
 }
+
+// caughtUpCommitGrace covers the commits a group that reads everything still
+// has not made when the HW stops: consumers commit on a timer (Java's
+// auto.commit.interval.ms is 5s), and the commits that fall in the stall
+// fail when the offsets topic is under min ISR too.
+const caughtUpCommitGrace = 10 * time.Second
 
 // hwSamples bounds the history of one partition.
 const hwSamples = 64
@@ -142,6 +153,24 @@ func (r *hwRing) lagSeconds(committed int64, now time.Time) (float64, bool) {
 	return max(float64(t)-when, 0) / 1e9, true
 }
 
+// behindLastAdvance is how long before the last HW was first read the HW
+// passed offset committed, in seconds: how far a group that committed there
+// was behind when the HW last advanced. ok is false without a reading.
+func (r *hwRing) behindLastAdvance(committed int64) (float64, bool) {
+	if r == nil || r.n == 0 {
+		return 0, false
+	}
+	return r.lagSeconds(committed, time.Unix(0, r.s[(r.head+r.n-1)%len(r.s)].first))
+}
+
+// caughtUpWithinOrZero is caughtUpWithin, 0 without a history.
+func (h *hwHistory) caughtUpWithinOrZero() time.Duration {
+	if h == nil {
+		return 0
+	}
+	return h.caughtUpWithin
+}
+
 // lastStep returns the HW read before the last one, the bottom of the HW's
 // last advance; ok is false while the history holds a single HW.
 func (r *hwRing) lastStep() (int64, bool) {
@@ -158,5 +187,7 @@ func newGroupHistory(cfg *Config) *hwHistory {
 	if !cfg.Groups.Enabled {
 		return nil
 	}
-	return newHWHistory()
+	h := newHWHistory()
+	h.caughtUpWithin = cfg.RefreshInterval + caughtUpCommitGrace
+	return h
 }

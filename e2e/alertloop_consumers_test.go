@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
+)
+
+// The alert loop's consumer group: it reads the busy topic and commits each
+// record as it reads it, so that the consumer-impact panels have data and
+// the two stopped nodes starve it (KafkaConsumersStarvedByReplication).
+
+// startCommittingConsumer starts a consumer group, coordinated by broker 1
+// (the node the loop keeps), that reads topic from the start and commits
+// after every record; stop ends it and waits.
+func startCommittingConsumer(ctx context.Context, t *testing.T, c *harness.Cluster, topic string) (group string, stop func()) {
+	t.Helper()
+	group = groupCoordinatedBy(ctx, t, c, 1, "alertloop")
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.V3_9_0_0
+	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
+	cfg.Consumer.Offsets.AutoCommit.Enable = false
+	cg, err := sarama.NewConsumerGroup(c.Bootstrap()[:1], group, cfg)
+	must(t, err)
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for runCtx.Err() == nil {
+			if err := cg.Consume(runCtx, []string{topic}, commitEach{}); err != nil && runCtx.Err() == nil {
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+	})
+	return group, func() {
+		cancel()
+		wg.Wait()
+		_ = cg.Close()
+	}
+}
+
+// commitEach marks and commits every record it reads: a group that keeps
+// up has a lag to the HW of 0 at nearly every refresh, so
+// KafkaConsumerGroupStalled's window never holds only positive lags.
+type commitEach struct{}
+
+func (commitEach) Setup(sarama.ConsumerGroupSession) error   { return nil }
+func (commitEach) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+func (commitEach) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
+	for msg := range claim.Messages() {
+		sess.MarkMessage(msg, "")
+		sess.Commit()
+	}
+	return nil
+}
+
+// waitGroupCaughtUp waits until Prometheus has a sample of the group with
+// lag 0 on every partition: from then on KafkaConsumerGroupStalled's window
+// holds a 0 until it is full, so a group first seen a record behind cannot
+// make it pending.
+func waitGroupCaughtUp(ctx context.Context, t *testing.T, prom *stack.Prometheus, group string, within time.Duration) {
+	t.Helper()
+	q := fmt.Sprintf(`max by (group) (kafka_replication_consumer_group_lag_to_high_watermark{group=%q}) == 0`, group)
+	deadline := time.Now().Add(within)
+	for {
+		got, err := prom.Query(ctx, q)
+		must(t, err)
+		if len(got) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus has no sample of group %s caught up within %v", group, within)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// waitGroupAlert waits until the webhook has received alertname for group
+// in the given status (firing, resolved) with cluster="local".
+func waitGroupAlert(ctx context.Context, t *testing.T, hook *stack.Webhook, status, alertname, group string, within time.Duration) {
+	t.Helper()
+	timeout := time.After(within)
+	for {
+		_, next := hook.Notifications()
+		if a := findGroupAlert(hook, status, alertname, group); a != nil {
+			t.Logf("webhook: %s %v", status, a.Labels)
+			return
+		}
+		select {
+		case <-next:
+		case <-timeout:
+			t.Fatalf("no %s %s{group=%q,cluster=\"local\"} at the webhook within %v", status, alertname, group, within)
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		}
+	}
+}
+
+func findGroupAlert(hook *stack.Webhook, status, alertname, group string) *stack.Alert {
+	for _, a := range hook.Alerts() {
+		if a.Status == status && a.Labels["alertname"] == alertname && a.Labels["group"] == group && a.Labels["cluster"] == "local" {
+			return &a
+		}
+	}
+	return nil
+}
