@@ -15,7 +15,9 @@ func consumersRow() *dashboard.RowBuilder {
 			"Partitions on which the group has read everything up to the high watermark while the high watermark is stalled with records above it: "+
 				"replication, not the consumer, is at fault (KafkaConsumersStarvedByReplication). Needs --collector.consumer-groups.",
 			"short", 12, 8,
-			query(fmt.Sprintf(`sum by (group, topic) (kafka_replication_consumer_group_starved_by_replication{%s})`, topicSel), "{{group}} {{topic}}"),
+			// Sparse (no series while not starved): a 0 for every group position exported.
+			query(fmt.Sprintf(`sum by (group, topic) (kafka_replication_consumer_group_starved_by_replication{%[1]s})`+
+				` or 0 * sum by (group, topic) (kafka_replication_consumer_group_committed_offset{%[1]s})`, topicSel), "{{group}} {{topic}}"),
 		)).
 		WithPanel(timeSeries("Lag to HW vs records above HW",
 			"Per group and topic: records the group could read and has not (lag to the high watermark, the consumer's share) against records written "+
@@ -34,6 +36,11 @@ func consumersRow() *dashboard.RowBuilder {
 			"Records read_uncommitted consumers can read and read_committed consumers (Kafka Streams, exactly-once pipelines) cannot yet: above 0 while a "+
 				"transaction is open, growing while one hangs. Worst partition per topic. Needs --collector.last-stable-offset.",
 			"short", 12, 8,
-			query(fmt.Sprintf(`max by (topic) (kafka_replication_partition_high_watermark{%[1]s} - kafka_replication_partition_last_stable_offset{%[1]s})`, topicSel), "{{topic}}"),
+			// Under --collector.partition-series=unhealthy a healthy partition has
+			// neither series: 0 per topic, from the sidecars that read the LSO (whose
+			// list_offsets_lso error counter exists), so no 0 stands for an LSO not read.
+			query(fmt.Sprintf(`max by (topic) (kafka_replication_partition_high_watermark{%[1]s} - kafka_replication_partition_last_stable_offset{%[1]s})`+
+				` or 0 * max by (topic) (kafka_replication_partition_replicas{%[1]s}`+
+				` and on (instance) rate(kafka_replication_admin_request_errors_total{%[2]s, request="list_offsets_lso"}[$__rate_interval]))`, topicSel, sel), "{{topic}}"),
 		).Decimals(0))
 }
