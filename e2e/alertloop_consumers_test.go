@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,10 +39,34 @@ func startCommittingConsumer(ctx context.Context, t *testing.T, c *harness.Clust
 			}
 		}
 	})
-	return group, func() {
+	stop = func() {
 		cancel()
 		wg.Wait()
 		_ = cg.Close()
+	}
+	// Caught up before the sidecars start, so that none sees it first behind
+	// (a group that has not joined yet: its lag is then the age of the
+	// exporter's oldest HW reading, and under --collector.partition-series=unhealthy
+	// that briefly gave it a series with a lag, which KafkaConsumerGroupStalled's
+	// window held as pending through the healthy baseline).
+	admin, err := c.Admin()
+	must(t, err)
+	defer admin.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		hw, err := c.HighWatermark(topic, 0)
+		must(t, err)
+		got, err := admin.ListConsumerGroupOffsets(group, map[string][]int32{topic: {0}})
+		if err == nil {
+			if b := got.GetBlock(topic, 0); b != nil && b.Offset >= hw {
+				return group, stop
+			}
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("consumer group %s did not commit up to the HW %d of %s within 30s", group, hw, topic)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -113,4 +138,28 @@ func findGroupAlert(hook *stack.Webhook, status, alertname, group string) *stack
 		}
 	}
 	return nil
+}
+
+// logGroupSeries logs, for a failed loop, what Prometheus holds of the
+// group's position and its partition since from, one line per series.
+func logGroupSeries(t *testing.T, prom *stack.Prometheus, group, topic string, from time.Time) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, q := range []string{
+		fmt.Sprintf(`{__name__=~"kafka_replication_consumer_group_.*", group=%q}`, group),
+		fmt.Sprintf(`{__name__=~"kafka_replication_partition_(high_watermark|log_end_offset|high_watermark_stalled)", topic=%q}`, topic),
+	} {
+		series, err := prom.QueryRange(ctx, q, from, time.Now(), 2*time.Second)
+		if err != nil {
+			t.Logf("%s: %v", q, err)
+			continue
+		}
+		for _, s := range series {
+			var b strings.Builder
+			for i, v := range s.Values {
+				fmt.Fprintf(&b, " %s=%g", s.Times[i].Format("04:05"), v)
+			}
+			t.Logf("%s%v:%s", s.Labels["__name__"], s.Labels, b.String())
+		}
+	}
 }

@@ -103,6 +103,7 @@ func alertLoop(t *testing.T, exporterArgs ...string) {
 			t.Logf("webhook: %s", n)
 		}
 		if t.Failed() {
+			logGroupSeries(t, prom, group, busy, start)
 			t.Logf("Prometheus and Alertmanager files in %s", dir)
 		}
 	})
