@@ -242,7 +242,7 @@ func (p *brokerPool) describeConsumerGroups(ctx context.Context, addr string, na
 		default:
 			reads[i].state, reads[i].members = "", 0
 			if err == nil && d != nil {
-				failed = cmp.Or(failed, error(fmt.Errorf("group %q: %w", reads[i].name, d.ErrorCode)))
+				failed = cmp.Or(failed, fmt.Errorf("group %q: %w", reads[i].name, d.ErrorCode))
 			}
 		}
 	}

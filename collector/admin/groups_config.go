@@ -28,8 +28,8 @@ type GroupsConfig struct {
 // addGroupFlags registers the consumer-group flags on cmd.
 func addGroupFlags(cmd *kingpin.CmdClause, c *GroupsConfig) {
 	cmd.Flag("collector.consumer-groups",
-		"Read the committed offsets of consumer groups (ListGroups, DescribeGroups — ConsumerGroupDescribe for KIP-848 groups —, OffsetFetch) and export each group's lag "+
-			"to the high watermark and whether replication starves it.").
+		"Read the committed offsets of consumer groups (ListGroups, DescribeGroups — ConsumerGroupDescribe for KIP-848 groups —, "+
+			"OffsetFetch) and export each group's lag to the high watermark and whether replication starves it.").
 		Default("false").BoolVar(&c.Enabled)
 	cmd.Flag("collector.consumer-groups.include", "Regular expression of consumer groups to read (anchored).").Default(".*").StringVar(&c.Include)
 	cmd.Flag("collector.last-stable-offset",
