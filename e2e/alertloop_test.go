@@ -183,6 +183,16 @@ func alertLoop(t *testing.T, exporterArgs ...string) {
 		if a := findGroupAlert(hook, "firing", "KafkaConsumerGroupStalled", group); a != nil {
 			t.Errorf("KafkaConsumerGroupStalled paged for a group starved by replication: %v", a.Labels)
 		}
+		// Nodes stopped cleanly and restarted lose nothing: no data-loss alert,
+		// not even pending (a restarting follower logs that it lowered its HW).
+		window := fmt.Sprintf("%ds", int(time.Since(observed).Seconds())+1)
+		for _, name := range []string{"KafkaPartitionCommittedOffsetsLost", "KafkaPartitionHighWatermarkRegressed", "KafkaUncleanLeaderElection"} {
+			seen, err := prom.Query(ctx, fmt.Sprintf(`max_over_time(ALERTS{alertname=%q}[%s])`, name, window))
+			must(t, err)
+			for _, a := range seen {
+				t.Errorf("%s during a clean stop and restart: %v", name, a.Labels)
+			}
+		}
 	})
 
 	t.Run("every_dashboard_panel_has_data", func(t *testing.T) {
