@@ -138,11 +138,17 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	if unhealthyOnly {
 		tables = append(tables, m.rollup(s)) // after the partition tables: their HELP heads each family
 	}
+	// The set of unhealthy partitions the group and LSO tables keep, found
+	// once per scrape and only if one of them needs it; nil: every partition.
+	var unhealthy func() map[partitionKey]bool
+	if unhealthyOnly {
+		unhealthy = sync.OnceValue(func() map[partitionKey]bool { return unhealthyPartitions(s) })
+	}
 	if s.Groups != nil {
-		tables = append(tables, groupPartitionTable(s, unhealthyOnly))
+		tables = append(tables, groupPartitionTable(s, unhealthy))
 	}
 	if s.StableOffsets != nil {
-		tables = append(tables, stableOffsetTables(s, unhealthyOnly)...)
+		tables = append(tables, stableOffsetTables(s, unhealthy)...)
 	}
 	return tables, func() {
 		sc.s = nil

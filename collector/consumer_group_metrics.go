@@ -44,14 +44,15 @@ var stableOffsetColumns = []rowColumn[*admin.StableOffset]{
 }
 
 // stableOffsetTables are the LSO tables with partition labels: a row per
-// exported partition whose LSO was read or, with unhealthyOnly, per
-// unhealthy one (a stalled LSO makes its partition unhealthy), then the
-// others folded per topic under the same names.
-func stableOffsetTables(s *admin.Snapshot, unhealthyOnly bool) []*Table {
-	if !unhealthyOnly {
+// exported partition whose LSO was read or, with unhealthy (non-nil: the
+// scrape's set of unhealthy partitions), per unhealthy one (a stalled LSO
+// makes its partition unhealthy), then the others folded per topic under
+// the same names.
+func stableOffsetTables(s *admin.Snapshot, unhealthy func() map[partitionKey]bool) []*Table {
+	if unhealthy == nil {
 		return []*Table{stableOffsetTable(s, nil)}
 	}
-	bad := unhealthyPartitions(s)
+	bad := unhealthy()
 	return []*Table{stableOffsetTable(s, bad), stableOffsetRollup(s, bad)}
 }
 
@@ -140,19 +141,20 @@ func groupPartitionValues(r groupPartitionRow, values []string) {
 }
 
 // groupPartitionTable has a row per group and exported partition it has
-// committed on, in series order: group, partition, topic. With
-// unhealthyOnly, only the positions that are starved or behind, or on an
-// unhealthy partition. It lays its rows out only when one of its families
+// committed on, in series order: group, partition, topic. With unhealthy
+// (non-nil: the scrape's set of unhealthy partitions), only the positions
+// that are starved or behind, or on an unhealthy partition. It lays its rows out only when one of its families
 // is written. The snapshot's groups are sorted by name and each group's
 // partitions by topic, then partition, so a stable counting sort of each
 // group's partitions on the rank of their partition label puts them in
 // series order.
-func groupPartitionTable(s *admin.Snapshot, unhealthyOnly bool) *Table {
+func groupPartitionTable(s *admin.Snapshot, unhealthy func() map[partitionKey]bool) *Table {
 	t := rowTable(nil, groupPartitionValues, groupPartitionColumns)
 	t.Prepare = func(t *Table) {
+		unhealthyOnly := unhealthy != nil
 		var bad map[partitionKey]bool
 		if unhealthyOnly {
-			bad = unhealthyPartitions(s)
+			bad = unhealthy()
 		}
 		keep := func(p *admin.GroupPartition) bool {
 			return !unhealthyOnly || p.StarvedByReplication || p.Behind || bad[partitionKey{p.Topic, p.Partition}]

@@ -83,7 +83,7 @@ func TestGroupPartitionTableOrder(t *testing.T) {
 		}
 		s.Groups = append(s.Groups, g)
 	}
-	table := groupPartitionTable(s, false)
+	table := groupPartitionTable(s, nil)
 	if table.Rows != 0 {
 		t.Fatalf("want no rows laid out before the table is written, got %d", table.Rows)
 	}
