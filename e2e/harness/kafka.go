@@ -34,19 +34,26 @@ func backendFor(version string) logBackend {
 // FetchLibs returns the directory holding the jars of the given Kafka version,
 // downloading them through e2e/kafka/fetch.sh (Maven) unless already cached.
 func FetchLibs(ctx context.Context, version string) (string, error) {
-	script := filepath.Join(sourceDir(), "..", "kafka", "fetch.sh")
-	if _, err := os.Stat(script); err != nil {
-		return "", fmt.Errorf("fetch script: %w (set Options.LibsDir to a Kafka libs/ directory instead)", err)
+	return runFetchScript(ctx, "fetch.sh", version, "Kafka "+version, " (set Options.LibsDir to a Kafka libs/ directory instead)")
+}
+
+// runFetchScript runs e2e/kafka/<script> for version and returns the
+// directory it prints; what names the download in errors, hint follows a
+// missing script's error.
+func runFetchScript(ctx context.Context, script, version, what, hint string) (string, error) {
+	path := filepath.Join(sourceDir(), "..", "kafka", script)
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("fetch script: %w%s", err, hint)
 	}
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "sh", script, version)
+	cmd := exec.CommandContext(ctx, "sh", path, version)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("fetch Kafka %s: %w\n%s", version, err, tail(stderr.String(), 2000))
+		return "", fmt.Errorf("fetch %s: %w\n%s", what, err, tail(stderr.String(), 2000))
 	}
 	dir := strings.TrimSpace(stdout.String())
 	if dir == "" {
-		return "", fmt.Errorf("fetch Kafka %s: script printed no directory", version)
+		return "", fmt.Errorf("fetch %s: script printed no directory", what)
 	}
 	return dir, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,21 +14,7 @@ import (
 // through e2e/kafka/fetch-tools.sh (Maven) unless already cached. They are
 // apart from the broker's libs/ (FetchLibs): the broker does not need them.
 func FetchTools(ctx context.Context, version string) (string, error) {
-	script := filepath.Join(sourceDir(), "..", "kafka", "fetch-tools.sh")
-	if _, err := os.Stat(script); err != nil {
-		return "", fmt.Errorf("fetch script: %w", err)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "sh", script, version)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("fetch Kafka %s tools: %w\n%s", version, err, tail(stderr.String(), 2000))
-	}
-	dir := strings.TrimSpace(stdout.String())
-	if dir == "" {
-		return "", fmt.Errorf("fetch Kafka %s tools: script printed no directory", version)
-	}
-	return dir, nil
+	return runFetchScript(ctx, "fetch-tools.sh", version, "Kafka "+version+" tools", "")
 }
 
 // RunKafkaTool runs one of Kafka's command-line tools by its main class, as
