@@ -44,7 +44,7 @@ var (
 		"Age of the oldest record the group can read and has not: seconds since the high watermark passed the group's committed offset, "+
 			"from the exporter's own high watermark readings; 0 when caught up.",
 		Gauge, groupPartitionLabels...).
-		withDoc("Interpolated between the last 64 distinct high watermarks read; see the README for its error bounds.")
+		withDoc("Interpolated between up to 24 distinct high watermarks read, thinned as they age; see the README for its error bounds.")
 )
 
 // lsoFamily is a partition family of its own table (stableOffsetTable),

@@ -19,7 +19,7 @@ import (
 // the last advance when the HW froze just after a refresh (a step of 1
 // record, seen with 2 records a second in the alert loop, where the group
 // was then paged as stalled).
-func caughtUp(r *hwRing, within time.Duration, committed, hw int64) bool {
+func caughtUp(r *hwReadings, within time.Duration, committed, hw int64) bool {
 	if committed >= hw {
 		return true
 	}
@@ -34,10 +34,10 @@ func caughtUp(r *hwRing, within time.Duration, committed, hw int64) bool {
 // entry, its place in the snapshot's order and its HW history, looked up
 // once however many groups read it.
 type groupedPartition struct {
-	s    *Partition // nil: not in the snapshot
-	rank int        // its index in the snapshot's order (topic, then partition)
-	ring *hwRing
-	seen bool
+	s        *Partition // nil: not in the snapshot
+	rank     int        // its index in the snapshot's order (topic, then partition)
+	readings *hwReadings
+	seen     bool
 }
 
 // rankedOffset is a group's committed offset on a partition of the snapshot.
@@ -67,7 +67,7 @@ func (b *builder) buildGroups(snap *Snapshot, p *refreshPlan, reads []groupRead,
 			at := &byAt[o.at]
 			if !at.seen {
 				key := p.parts[o.at].key
-				at.seen, at.ring = true, b.history.ring(key)
+				at.seen, at.readings = true, b.history.readings(key)
 				if t, i, ok := snapshotPartition(snap, key); ok {
 					at.s, at.rank = &snap.Topics[t].Partitions[i], starts[t]+i
 				}
@@ -83,12 +83,12 @@ func (b *builder) buildGroups(snap *Snapshot, p *refreshPlan, reads []groupRead,
 			gp := GroupPartition{Topic: s.Topic, Partition: s.Partition, Committed: o.committed}
 			if s.HWKnown {
 				gp.HWKnown, gp.LagToHW = true, max(s.HW-o.committed, 0)
-				gp.LagSeconds, gp.LagSecondsKnown = at.ring.lagSeconds(o.committed, now)
+				gp.LagSeconds, gp.LagSecondsKnown = at.readings.lagSeconds(o.committed, now)
 				gp.Behind = gp.LagSecondsKnown && gp.LagSeconds >= b.tracker.stallAfter.Seconds()
 			}
 			if s.HWKnown && s.LEOKnown {
 				gp.AboveHWKnown, gp.AboveHW = true, max(s.LEO-s.HW, 0)
-				gp.StarvedByReplication = s.Stalled && caughtUp(at.ring, b.history.caughtUpWithinOrZero(), o.committed, s.HW)
+				gp.StarvedByReplication = s.Stalled && caughtUp(at.readings, b.history.caughtUpWithinOrZero(), o.committed, s.HW)
 			}
 			cg.Partitions = append(cg.Partitions, gp)
 		}

@@ -79,21 +79,28 @@ func BenchmarkGroupsRefresh100k(b *testing.B) {
 }
 
 // BenchmarkHWHistory100k fills the HW history of 100k partitions whose HW
-// moves at every refresh, hwSamples refreshes long, and reports the heap it
-// holds: its worst case.
+// moves at every refresh, 2 × hwSamples refreshes long (half of them
+// thinning), and reports the heap it holds, its worst case, and the time a
+// full history's refresh takes.
 func BenchmarkHWHistory100k(b *testing.B) {
 	keys := cannedKeys()
 	for b.Loop() {
 		before := heapInUse()
 		h := newHWHistory()
 		now := time.Unix(0, 0)
-		for gen := range uint64(hwSamples) {
+		var full time.Duration
+		for gen := range uint64(2 * hwSamples) {
+			start := time.Now()
 			for _, k := range keys {
 				h.observe(k, [16]byte{1}, int64(gen)*10, now, gen)
+			}
+			if gen >= hwSamples {
+				full += time.Since(start)
 			}
 			now = now.Add(10 * time.Second)
 		}
 		b.ReportMetric(float64(heapInUse()-before)/(1<<20), "history-MB")
+		b.ReportMetric(full.Seconds()*1e3/hwSamples, "ms/full-refresh")
 		runtime.KeepAlive(h)
 	}
 }

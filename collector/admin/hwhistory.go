@@ -1,19 +1,22 @@
 package admin
 
 import (
+	"math"
+	"slices"
 	"time"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
-// hwHistory keeps, per partition, the last hwSamples distinct high
-// watermarks the poller read and when, so that a committed offset can be
-// turned into a time: when the HW was there (lag in seconds, as
-// kafka-lag-exporter does, but from the HW readings the poller takes
-// anyway). Memory per partition is fixed. Kept only while consumer groups
-// are read.
+// hwHistory keeps, per partition, up to hwSamples distinct high watermarks
+// the poller read and when, so that a committed offset can be turned into a
+// time: when the HW was there (lag in seconds, as kafka-lag-exporter does,
+// but from the HW readings the poller takes anyway). Memory per partition is
+// fixed; the readings thin out as they age (thin), so the history reaches
+// back to its first reading however busy the partition. Kept only while
+// consumer groups are read.
 type hwHistory struct {
-	parts map[logparse.PartitionKey]*hwRing
+	parts map[logparse.PartitionKey]*hwReadings
 	// caughtUpWithin is how far behind the HW's last advance a group's
 	// committed offset may be and the group still count as caught up
 	// (caughtUp): a refresh, the latest the advance can be read,
@@ -27,8 +30,12 @@ type hwHistory struct {
 // fail when the offsets topic is under min ISR too.
 const caughtUpCommitGrace = 10 * time.Second
 
-// hwSamples bounds the history of one partition.
-const hwSamples = 64
+// hwSamples bounds the history of one partition; thin keeps the newest
+// hwRecent of them, every refresh's, whatever their age.
+const (
+	hwSamples = 24
+	hwRecent  = 4
+)
 
 // hwSample is one distinct HW and the first and last refresh that read it:
 // the HW reached offset after the previous sample's last reading and at or
@@ -38,17 +45,16 @@ type hwSample struct {
 	first, last int64 // unix nanoseconds
 }
 
-// hwRing is one partition's samples, oldest first from head. s grows to
-// hwSamples, then wraps: an idle partition keeps one sample.
-type hwRing struct {
+// hwReadings is one partition's samples, oldest first: at most hwSamples,
+// one for an idle partition.
+type hwReadings struct {
 	topicID [16]byte
 	s       []hwSample
-	head, n int
 	seen    uint64 // refresh generation of the last reading, for pruning
 }
 
 func newHWHistory() *hwHistory {
-	return &hwHistory{parts: make(map[logparse.PartitionKey]*hwRing)}
+	return &hwHistory{parts: make(map[logparse.PartitionKey]*hwReadings)}
 }
 
 // observe records the HW read at now. A new topic id, or an HW that went
@@ -59,34 +65,50 @@ func (h *hwHistory) observe(k logparse.PartitionKey, topicID [16]byte, hw int64,
 	}
 	r, ok := h.parts[k]
 	if !ok || r.topicID != topicID {
-		r = &hwRing{topicID: topicID}
+		r = &hwReadings{topicID: topicID}
 		h.parts[k] = r
 	}
 	r.seen = gen
 	t := now.UnixNano()
-	if r.n > 0 {
-		last := &r.s[(r.head+r.n-1)%len(r.s)]
-		switch {
+	if n := len(r.s); n > 0 {
+		switch last := &r.s[n-1]; {
 		case hw == last.offset:
 			last.last = t
 			return
 		case hw < last.offset:
-			r.head, r.n = 0, 0
+			r.s = r.s[:0]
 		}
 	}
-	sample := hwSample{offset: hw, first: t, last: t}
 	switch {
-	case r.n < len(r.s):
-		r.s[(r.head+r.n)%len(r.s)] = sample
-		r.n++
-	case len(r.s) < hwSamples:
-		// Not full yet: head is 0 (a ring only wraps once full).
-		r.s = append(r.s[:r.n], sample)
-		r.n++
-	default:
-		r.s[r.head] = sample
-		r.head = (r.head + 1) % hwSamples
+	case len(r.s) == hwSamples:
+		r.thin(t)
+	case len(r.s) == cap(r.s): // double, up to hwSamples (append would pass it)
+		grown := make([]hwSample, len(r.s), min(max(2*len(r.s), 1), hwSamples))
+		r.s = grown[:copy(grown, r.s)]
 	}
+	r.s = append(r.s, hwSample{offset: hw, first: t, last: t})
+}
+
+// thin drops one reading to make room for another, neither the oldest (the
+// history's reach) nor one of the hwRecent-1 newest (which with the one to
+// come are the last refreshes, the HW's last advances that caughtUp reads):
+// the one whose neighbors are closest together for their age.
+// Dropping reading i leaves the span between its neighbors to
+// interpolation, which can misdate a committed offset there by that span at
+// most, and such an offset's lag is at least the newer neighbor's age; so
+// the error relative to the lag stays smallest, and the older readings thin
+// out as they age (the README states the bounds; TestHWHistoryThinsWithAge
+// measures them).
+func (r *hwReadings) thin(now int64) {
+	drop, best := 1, math.Inf(1)
+	for i := 1; i < len(r.s)-(hwRecent-1); i++ {
+		span := float64(r.s[i+1].first - r.s[i-1].last)
+		age := float64(max(now-r.s[i+1].first, 1))
+		if span/age < best {
+			drop, best = i, span/age
+		}
+	}
+	r.s = slices.Delete(r.s, drop, drop+1)
 }
 
 // touch keeps a partition whose HW this refresh did not read.
@@ -111,8 +133,8 @@ func (h *hwHistory) forget(keepFrom uint64) {
 	}
 }
 
-// ring is the history of k; nil without any reading.
-func (h *hwHistory) ring(k logparse.PartitionKey) *hwRing {
+// readings is the history of k; nil without any reading.
+func (h *hwHistory) readings(k logparse.PartitionKey) *hwReadings {
 	if h == nil {
 		return nil
 	}
@@ -121,7 +143,7 @@ func (h *hwHistory) ring(k logparse.PartitionKey) *hwRing {
 
 // lagSeconds is the history of k's lagSeconds.
 func (h *hwHistory) lagSeconds(k logparse.PartitionKey, committed int64, now time.Time) (float64, bool) {
-	return h.ring(k).lagSeconds(committed, now)
+	return h.readings(k).lagSeconds(committed, now)
 }
 
 // lagSeconds is how long ago the HW passed offset committed, i.e. the age
@@ -130,24 +152,23 @@ func (h *hwHistory) lagSeconds(k logparse.PartitionKey, committed int64, now tim
 // reading at or below committed and the first above it; and, when committed
 // is older than the whole history, the age of the oldest reading (a lower
 // bound). ok is false without any reading.
-func (r *hwRing) lagSeconds(committed int64, now time.Time) (float64, bool) {
-	if r == nil || r.n == 0 {
+func (r *hwReadings) lagSeconds(committed int64, now time.Time) (float64, bool) {
+	if r == nil || len(r.s) == 0 {
 		return 0, false
 	}
-	at := func(i int) *hwSample { return &r.s[(r.head+i)%len(r.s)] }
-	if committed >= at(r.n-1).offset {
+	if committed >= r.s[len(r.s)-1].offset {
 		return 0, true
 	}
 	t := now.UnixNano()
-	if committed < at(0).offset {
-		return seconds(t - at(0).first), true
+	if committed < r.s[0].offset {
+		return seconds(t - r.s[0].first), true
 	}
 	// The first sample above committed; the one before is at or below it.
 	i := 1
-	for at(i).offset <= committed {
+	for r.s[i].offset <= committed {
 		i++
 	}
-	lo, hi := at(i-1), at(i)
+	lo, hi := r.s[i-1], r.s[i]
 	frac := float64(committed-lo.offset) / float64(hi.offset-lo.offset)
 	when := float64(lo.last) + frac*float64(hi.first-lo.last)
 	return max(float64(t)-when, 0) / 1e9, true
@@ -156,11 +177,11 @@ func (r *hwRing) lagSeconds(committed int64, now time.Time) (float64, bool) {
 // behindLastAdvance is how long before the last HW was first read the HW
 // passed offset committed, in seconds: how far a group that committed there
 // was behind when the HW last advanced. ok is false without a reading.
-func (r *hwRing) behindLastAdvance(committed int64) (float64, bool) {
-	if r == nil || r.n == 0 {
+func (r *hwReadings) behindLastAdvance(committed int64) (float64, bool) {
+	if r == nil || len(r.s) == 0 {
 		return 0, false
 	}
-	return r.lagSeconds(committed, time.Unix(0, r.s[(r.head+r.n-1)%len(r.s)].first))
+	return r.lagSeconds(committed, time.Unix(0, r.s[len(r.s)-1].first))
 }
 
 // caughtUpWithinOrZero is caughtUpWithin, 0 without a history.
@@ -173,11 +194,11 @@ func (h *hwHistory) caughtUpWithinOrZero() time.Duration {
 
 // lastStep returns the HW read before the last one, the bottom of the HW's
 // last advance; ok is false while the history holds a single HW.
-func (r *hwRing) lastStep() (int64, bool) {
-	if r == nil || r.n < 2 {
+func (r *hwReadings) lastStep() (int64, bool) {
+	if r == nil || len(r.s) < 2 {
 		return 0, false
 	}
-	return r.s[(r.head+r.n-2)%len(r.s)].offset, true
+	return r.s[len(r.s)-2].offset, true
 }
 
 func seconds(ns int64) float64 { return max(float64(ns), 0) / 1e9 }
