@@ -78,6 +78,9 @@ type serveCommand struct {
 	partitionSeries *string
 
 	admin *admin.Config
+
+	autoMemLimit      *bool
+	autoMemLimitRatio *float64
 }
 
 func newServeCommand(app *kingpin.Application) *serveCommand {
@@ -110,6 +113,11 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 			"the others are summed per topic under the same names, and the log half's counters are per topic.").Default("all").Enum("all", "unhealthy")
 
 	s.admin = admin.AddFlags(cmd)
+
+	s.autoMemLimit = cmd.Flag("auto-gomemlimit", "Set the Go runtime's soft memory limit (GOMEMLIMIT) from the container's memory limit "+
+		"(cgroup v1 or v2), unless GOMEMLIMIT is set.").Default("true").Bool()
+	s.autoMemLimitRatio = cmd.Flag("auto-gomemlimit.ratio", "Fraction of the container's memory limit to give the Go runtime, in (0, 1].").
+		Default("0.9").Float64()
 	return s
 }
 
@@ -163,6 +171,9 @@ func (s *serveCommand) validate() (func(string) bool, error) {
 	if err := distinctFiles(*s.logFiles); err != nil {
 		return nil, err
 	}
+	if r := *s.autoMemLimitRatio; !(r > 0 && r <= 1) {
+		return nil, errors.New("--auto-gomemlimit.ratio must be in (0, 1]")
+	}
 	if *s.writeTimeout < 0 {
 		return nil, errors.New("--web.write-timeout must not be negative")
 	}
@@ -206,6 +217,9 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 	}
 	logger.Info("Starting "+programName, "version", version.Info())
 	logger.Info("Build context", "build_context", version.BuildContext())
+	if *s.autoMemLimit {
+		setMemoryLimit(*s.autoMemLimitRatio, logger)
+	}
 	if os.Geteuid() == 0 {
 		logger.Warn("Running as root: the sidecar only needs read access to the broker's log directory")
 	}
