@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,17 +34,12 @@ const (
 // traffic pages nobody; losing two of three nodes pages under-min-ISR for
 // the topics and the HW stall for the busy topic only, and the consumer group
 // reading the busy topic as starved by replication, never as stalled;
-// restarting the nodes resolves them.
-func TestAlertLoop(t *testing.T) { alertLoop(t) }
-
-// TestAlertLoopUnhealthySeries is the same loop with
-// --collector.partition-series=unhealthy: a healthy partition has no series
-// of its own, and every page, resolution and panel must be the same.
-func TestAlertLoopUnhealthySeries(t *testing.T) {
-	alertLoop(t, "--collector.partition-series=unhealthy")
-}
-
-func alertLoop(t *testing.T, exporterArgs ...string) {
+// restarting the nodes resolves them. It runs two such paths side by side
+// over the one cluster, so that both see the same events: one with the
+// default series, one with --collector.partition-series=unhealthy (a healthy
+// partition has no series of its own), and every page, resolution and panel
+// must be the same in both.
+func TestAlertLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster, Prometheus and Alertmanager; skipped with -short")
 	}
@@ -76,44 +70,17 @@ func alertLoop(t *testing.T, exporterArgs ...string) {
 	group, stopConsumer := startCommittingConsumer(ctx, t, c, busy)
 	defer stopConsumer()
 
-	// The consumer-side reads on, for the consumer-impact panels, and the
-	// stall threshold on the rules' time axis (the default 2m ÷ ruleScale,
-	// rounded up to 3 refreshes): at the stack's 20s, as long as
-	// KafkaConsumerGroupStalled's scaled window, a group starved by the
-	// stall paged as stalled before the verdict came.
-	args := append([]string{"--collector.consumer-groups", "--collector.last-stable-offset", "--stall.threshold=6s"}, exporterArgs...)
-	es, err := stack.StartExporters(ctx, c, exporterBinary(t), args...)
-	must(t, err)
-	t.Cleanup(es.Close)
-	dir := t.TempDir()
-	rules := filepath.Join(dir, "kafka-replication.rules.yml")
-	must(t, stack.ScaleRuleFile("../alerts/kafka-replication.rules.yml", rules, ruleScale, ruleFloor))
-	hook := stack.NewWebhook()
-	receiver := httptest.NewServer(hook)
-	t.Cleanup(receiver.Close)
-	am, err := stack.StartAlertmanager(ctx, dir, receiver.URL)
-	must(t, err)
-	t.Cleanup(am.Close)
-	prom, err := stack.StartPrometheus(ctx, dir, es.Targets(), []string{rules}, am.URL, time.Second)
-	must(t, err)
-	t.Cleanup(prom.Close)
-	t.Cleanup(func() {
-		notes, _ := hook.Notifications()
-		for _, n := range notes {
-			t.Logf("webhook: %s", n)
-		}
-		if t.Failed() {
-			logGroupSeries(t, prom, group, busy, start)
-			t.Logf("Prometheus and Alertmanager files in %s", dir)
-		}
-	})
-	t.Logf("exporters %v, Prometheus %s, Alertmanager %s", es.URLs(), prom.URL, am.URL)
-	if !slices.Contains(exporterArgs, "--collector.partition-series=unhealthy") {
-		// In that mode a group position on a healthy partition has a series
-		// only once it is behind by the stall threshold: no first sample of
-		// a group a record behind.
-		waitGroupCaughtUp(ctx, t, prom, group, 30*time.Second)
+	paths := []*alertPath{
+		{name: "all"},
+		{name: "unhealthy", args: []string{"--collector.partition-series=unhealthy"}},
 	}
+	for _, p := range paths {
+		p.start(ctx, t, c, group, busy, start)
+	}
+	// In the unhealthy mode a group position on a healthy partition has a
+	// series only once it is behind by the stall threshold: no first sample
+	// of a group a record behind, so only the default path waits for it.
+	waitGroupCaughtUp(ctx, t, paths[0].prom, group, 30*time.Second)
 
 	// Steady traffic on busy: acks=all while healthy, acks=1 once the nodes go
 	// (the writes a KAFKA-15583 stall hides from consumers).
@@ -132,18 +99,20 @@ func alertLoop(t *testing.T, exporterArgs ...string) {
 		case <-ctx.Done():
 			t.Fatal(ctx.Err())
 		}
-		up, err := prom.Query(ctx, `kafka_replication_up{cluster="local"} == 1`)
-		must(t, err)
-		if len(up) != 3 {
-			t.Fatalf("Prometheus sees %d sidecars with kafka_replication_up 1, want 3: the baseline saw nothing", len(up))
-		}
-		seen, err := prom.Query(ctx, `max_over_time(ALERTS[`+baselineWindow.String()+`])`)
-		must(t, err)
-		for _, s := range seen {
-			t.Errorf("alert %s during the healthy baseline: %v", s.Labels["alertstate"], s.Labels)
-		}
-		if notes, _ := hook.Notifications(); len(notes) > 0 {
-			t.Errorf("%d notifications reached the webhook from a healthy cluster, first: %s", len(notes), notes[0])
+		for _, p := range paths {
+			up, err := p.prom.Query(ctx, `kafka_replication_up{cluster="local"} == 1`)
+			must(t, err)
+			if len(up) != 3 {
+				t.Fatalf("%s: Prometheus sees %d sidecars with kafka_replication_up 1, want 3: the baseline saw nothing", p.name, len(up))
+			}
+			seen, err := p.prom.Query(ctx, `max_over_time(ALERTS[`+baselineWindow.String()+`])`)
+			must(t, err)
+			for _, s := range seen {
+				t.Errorf("%s: alert %s during the healthy baseline: %v", p.name, s.Labels["alertstate"], s.Labels)
+			}
+			if notes, _ := p.hook.Notifications(); len(notes) > 0 {
+				t.Errorf("%s: %d notifications reached the webhook from a healthy cluster, first: %s", p.name, len(notes), notes[0])
+			}
 		}
 	})
 
@@ -152,51 +121,58 @@ func alertLoop(t *testing.T, exporterArgs ...string) {
 		must(t, c.StopNode(ctx, 3))
 		must(t, c.StopNode(ctx, 2))
 		lost = time.Now()
-		for _, topic := range []string{busy, quiet} {
-			waitAlert(ctx, t, hook, "firing", "KafkaPartitionUnderMinISR", topic, 90*time.Second)
-			t.Logf("KafkaPartitionUnderMinISR{topic=%q} at the webhook %v after the second node stopped", topic, time.Since(lost).Round(time.Second))
+		for _, p := range paths {
+			for _, topic := range []string{busy, quiet} {
+				waitAlert(ctx, t, p.hook, "firing", "KafkaPartitionUnderMinISR", topic, 90*time.Second)
+				t.Logf("%s: KafkaPartitionUnderMinISR{topic=%q} at the webhook %v after the second node stopped",
+					p.name, topic, time.Since(lost).Round(time.Second))
+			}
+			waitAlert(ctx, t, p.hook, "firing", "KafkaPartitionHighWatermarkStalled", busy, 120*time.Second)
+			t.Logf("%s: KafkaPartitionHighWatermarkStalled{topic=%q} at the webhook %v after the second node stopped",
+				p.name, busy, time.Since(lost).Round(time.Second))
+			if a := findAlert(p.hook, "firing", "KafkaPartitionHighWatermarkStalled", quiet); a != nil {
+				t.Errorf("%s: HW stall paged for the idle topic: %v", p.name, a.Labels)
+			}
+			waitGroupAlert(ctx, t, p.hook, "firing", "KafkaConsumersStarvedByReplication", group, 60*time.Second)
+			t.Logf("%s: KafkaConsumersStarvedByReplication{group=%q} at the webhook %v after the second node stopped",
+				p.name, group, time.Since(lost).Round(time.Second))
 		}
-		waitAlert(ctx, t, hook, "firing", "KafkaPartitionHighWatermarkStalled", busy, 120*time.Second)
-		t.Logf("KafkaPartitionHighWatermarkStalled{topic=%q} at the webhook %v after the second node stopped",
-			busy, time.Since(lost).Round(time.Second))
-		if a := findAlert(hook, "firing", "KafkaPartitionHighWatermarkStalled", quiet); a != nil {
-			t.Errorf("HW stall paged for the idle topic: %v", a.Labels)
-		}
-		waitGroupAlert(ctx, t, hook, "firing", "KafkaConsumersStarvedByReplication", group, 60*time.Second)
-		t.Logf("KafkaConsumersStarvedByReplication{group=%q} at the webhook %v after the second node stopped",
-			group, time.Since(lost).Round(time.Second))
 	})
 
 	t.Run("restart_resolves", func(t *testing.T) {
 		restore(ctx, t, c)
 		restored = time.Now()
 		acks.Store(int32(sarama.WaitForAll))
-		for _, topic := range []string{busy, quiet} {
-			waitAlert(ctx, t, hook, "resolved", "KafkaPartitionUnderMinISR", topic, 90*time.Second)
-		}
-		waitAlert(ctx, t, hook, "resolved", "KafkaPartitionHighWatermarkStalled", busy, 90*time.Second)
-		if a := findAlert(hook, "firing", "KafkaPartitionHighWatermarkStalled", quiet); a != nil {
-			t.Errorf("HW stall paged for the idle topic: %v", a.Labels)
-		}
-		waitGroupAlert(ctx, t, hook, "resolved", "KafkaConsumersStarvedByReplication", group, 60*time.Second)
-		// The consumer was starved, not stuck: the consumer-side alert is not its.
-		if a := findGroupAlert(hook, "firing", "KafkaConsumerGroupStalled", group); a != nil {
-			t.Errorf("KafkaConsumerGroupStalled paged for a group starved by replication: %v", a.Labels)
-		}
-		// Nodes stopped cleanly and restarted lose nothing: no data-loss alert,
-		// not even pending (a restarting follower logs that it lowered its HW).
-		window := fmt.Sprintf("%ds", int(time.Since(observed).Seconds())+1)
-		for _, name := range []string{"KafkaPartitionCommittedOffsetsLost", "KafkaPartitionHighWatermarkRegressed", "KafkaUncleanLeaderElection"} {
-			seen, err := prom.Query(ctx, fmt.Sprintf(`max_over_time(ALERTS{alertname=%q}[%s])`, name, window))
-			must(t, err)
-			for _, a := range seen {
-				t.Errorf("%s during a clean stop and restart: %v", name, a.Labels)
+		for _, p := range paths {
+			for _, topic := range []string{busy, quiet} {
+				waitAlert(ctx, t, p.hook, "resolved", "KafkaPartitionUnderMinISR", topic, 90*time.Second)
+			}
+			waitAlert(ctx, t, p.hook, "resolved", "KafkaPartitionHighWatermarkStalled", busy, 90*time.Second)
+			if a := findAlert(p.hook, "firing", "KafkaPartitionHighWatermarkStalled", quiet); a != nil {
+				t.Errorf("%s: HW stall paged for the idle topic: %v", p.name, a.Labels)
+			}
+			waitGroupAlert(ctx, t, p.hook, "resolved", "KafkaConsumersStarvedByReplication", group, 60*time.Second)
+			// The consumer was starved, not stuck: the consumer-side alert is not its.
+			if a := findGroupAlert(p.hook, "firing", "KafkaConsumerGroupStalled", group); a != nil {
+				t.Errorf("%s: KafkaConsumerGroupStalled paged for a group starved by replication: %v", p.name, a.Labels)
+			}
+			// Nodes stopped cleanly and restarted lose nothing: no data-loss alert,
+			// not even pending (a restarting follower logs that it lowered its HW).
+			window := fmt.Sprintf("%ds", int(time.Since(observed).Seconds())+1)
+			for _, name := range []string{"KafkaPartitionCommittedOffsetsLost", "KafkaPartitionHighWatermarkRegressed", "KafkaUncleanLeaderElection"} {
+				seen, err := p.prom.Query(ctx, fmt.Sprintf(`max_over_time(ALERTS{alertname=%q}[%s])`, name, window))
+				must(t, err)
+				for _, a := range seen {
+					t.Errorf("%s: %s during a clean stop and restart: %v", p.name, name, a.Labels)
+				}
 			}
 		}
 	})
 
 	t.Run("every_dashboard_panel_has_data", func(t *testing.T) {
-		checkDashboardPanels(ctx, t, prom, observed, busy)
+		for _, p := range paths {
+			t.Run(p.name, func(t *testing.T) { checkDashboardPanels(ctx, t, p.prom, observed, busy) })
+		}
 	})
 
 	if os.Getenv("RENDER_DASHBOARD") != "" {
@@ -205,8 +181,53 @@ func alertLoop(t *testing.T, exporterArgs ...string) {
 		case <-time.After(20 * time.Second):
 		case <-ctx.Done():
 		}
-		renderDashboard(t, prom.URL, observed, map[string]time.Time{"2 nodes stopped": lost, "restarted": restored})
+		renderDashboard(t, paths[0].prom.URL, observed, map[string]time.Time{"2 nodes stopped": lost, "restarted": restored})
 	}
+}
+
+// alertPath is one alerting path of the loop: a sidecar per node with the
+// path's flags, its Prometheus, its Alertmanager and the webhook behind it.
+type alertPath struct {
+	name string
+	args []string
+	prom *stack.Prometheus
+	hook *stack.Webhook
+}
+
+// start launches the path on c. The consumer-side reads are on, for the
+// consumer-impact panels, and the stall threshold is on the rules' time
+// axis (the default 2m ÷ ruleScale, rounded up to 3 refreshes): at the
+// stack's 20s, as long as KafkaConsumerGroupStalled's scaled window, a group
+// starved by the stall paged as stalled before the verdict came.
+func (p *alertPath) start(ctx context.Context, t *testing.T, c *harness.Cluster, group, topic string, from time.Time) {
+	t.Helper()
+	args := append([]string{"--collector.consumer-groups", "--collector.last-stable-offset", "--stall.threshold=6s"}, p.args...)
+	es, err := stack.StartExporters(ctx, c, exporterBinary(t), args...)
+	must(t, err)
+	t.Cleanup(es.Close)
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "kafka-replication.rules.yml")
+	must(t, stack.ScaleRuleFile("../alerts/kafka-replication.rules.yml", rules, ruleScale, ruleFloor))
+	p.hook = stack.NewWebhook()
+	receiver := httptest.NewServer(p.hook)
+	t.Cleanup(receiver.Close)
+	am, err := stack.StartAlertmanager(ctx, dir, receiver.URL)
+	must(t, err)
+	t.Cleanup(am.Close)
+	p.prom, err = stack.StartPrometheus(ctx, dir, es.Targets(), []string{rules}, am.URL, time.Second)
+	must(t, err)
+	t.Cleanup(p.prom.Close)
+	t.Cleanup(func() {
+		notes, _ := p.hook.Notifications()
+		for _, n := range notes {
+			t.Logf("%s: webhook: %s", p.name, n)
+		}
+		if t.Failed() {
+			logGroupSeries(t, p.prom, group, topic, from)
+			t.Logf("%s: Prometheus and Alertmanager files in %s", p.name, dir)
+		}
+	})
+	t.Logf("%s: exporters %v, Prometheus %s, Alertmanager %s", p.name, es.URLs(), p.prom.URL, am.URL)
 }
 
 // checkDashboardPanels runs every query of the shipped dashboards over this
