@@ -29,6 +29,7 @@ type builder struct {
 	history       *hwHistory          // the HW readings behind lag in seconds; nil unless consumer groups or the LSO are read
 	lso           *lsoTracker         // since when each LSO holds consumers back (build_lso.go); nil unless the LSO is read
 	logDirs       logDirWatch         // the log directories last answered (fetch_logdirs.go)
+	reassign      reassignments       // the last refresh's reassignments (setReassignment)
 }
 
 func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
@@ -185,7 +186,7 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 			s.Stalled, s.StallCause = true, b.stallCause(&s)
 		}
 		s.setELR(got.elr)
-		s.setReassignment(got.reassign, p.outOfISR[int32(i)])
+		s.setReassignment(got.reassign, b.reassign, p.outOfISR[int32(i)])
 		ts.Partitions = append(ts.Partitions, s)
 	}
 
@@ -198,6 +199,7 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 	markLSOStalled(snap)
 	b.buildGroups(snap, p, got.groups, now)
 	snap.LogDirs = b.logDirs.observe(got.logDirs)
+	b.reassign = got.reassign
 	return snap
 }
 

@@ -95,17 +95,27 @@ func (p *brokerPool) listReassignments(ctx context.Context, addr string, parts [
 // missing are the replicas Metadata left out of the ISR; when the exported
 // ISR (joined with the log view) is smaller still, a replica Metadata does not
 // name is missing too, and the verdict is no.
-func (s *Partition) setReassignment(rs reassignments, missing []int32) {
+//
+// prev is the previous refresh's read. Metadata is read before the
+// reassignments, from this broker's metadata cache, which trails the
+// controller: when the controller completes a reassignment in between (the
+// added replicas joined the ISR), Metadata still shows them out of it and the
+// read lists no reassignment. The last refresh's reassignment then still
+// explains them, for this refresh only (seen in TestReassignment: its alerts'
+// condition held for a refresh at the end of a move).
+func (s *Partition) setReassignment(rs, prev reassignments, missing []int32) {
 	if rs == nil {
 		return
 	}
 	s.ReassignmentKnown = true
-	r, ok := rs[logparse.PartitionKey{Topic: s.Topic, Partition: s.Partition}]
-	if !ok {
+	key := logparse.PartitionKey{Topic: s.Topic, Partition: s.Partition}
+	r, ok := rs[key]
+	if ok {
+		s.Reassigning = true
+		s.AddingReplicas, s.RemovingReplicas = int32(len(r.adding)), int32(len(r.removing))
+	} else if r, ok = prev[key]; !ok {
 		return
 	}
-	s.Reassigning = true
-	s.AddingReplicas, s.RemovingReplicas = int32(len(r.adding)), int32(len(r.removing))
 	if !s.UnderReplicated() || len(missing) != s.Replicas-s.ISR {
 		return
 	}

@@ -77,6 +77,32 @@ func TestPollerReassignmentFresherLogISR(t *testing.T) {
 	expect(t, "reassignment with a fresher, smaller log ISR", reassignTable(a.Snapshot()), "orders/0=true+1-0:false")
 }
 
+// TestPollerReassignmentFinishedAfterMetadata: the controller completes a
+// reassignment between this broker's Metadata (its cache still shows the
+// added replica out of the ISR) and the reassignment read (none listed).
+// The last refresh's reassignment explains the missing replica for that
+// refresh; a refresh later, a replica still missing is missing.
+func TestPollerReassignmentFinishedAfterMetadata(t *testing.T) {
+	f := fakekafka.New(t)
+	f.CreateTopic("orders", map[string]string{"min.insync.replicas": "2"}, 0)
+	f.RewriteMetadata(func(topic string, p *kmsg.MetadataResponseTopicPartition) {
+		p.Replicas, p.ISR = []int32{0, 1, 2}, []int32{0, 1}
+	})
+	f.SetReassignments(map[logparse.PartitionKey]fakekafka.Reassignment{{Topic: "orders", Partition: 0}: {Replicas: []int32{0, 1, 2}, Adding: []int32{2}}})
+	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, nil)
+	for i, want := range []string{
+		"orders/0=true+1-0:true",   // reassigning, 2 being added
+		"orders/0=false+0-0:true",  // done at the controller, Metadata trails
+		"orders/0=false+0-0:false", // still out a refresh later: under-replicated
+	} {
+		if i == 1 {
+			f.SetReassignments(nil)
+		}
+		a.refresh(context.Background())
+		expect(t, fmt.Sprintf("refresh %d", i+1), reassignTable(a.Snapshot()), want)
+	}
+}
+
 // TestPollerReassignmentRequest: the request names exactly the partitions
 // the sidecar exports, and is sent to its own broker.
 func TestPollerReassignmentRequest(t *testing.T) {
