@@ -202,7 +202,7 @@ type alertPath struct {
 func (p *alertPath) start(ctx context.Context, t *testing.T, c *harness.Cluster, group, topic string, from time.Time) {
 	t.Helper()
 	args := append([]string{"--collector.consumer-groups", "--collector.last-stable-offset", "--stall.threshold=6s"}, p.args...)
-	es, err := stack.StartExporters(ctx, c, exporterBinary(t), args...)
+	es, err := stack.StartExportersLogged(ctx, c, exporterBinary(t), "exporter-"+p.name+".log", args...)
 	must(t, err)
 	t.Cleanup(es.Close)
 	dir := t.TempDir()

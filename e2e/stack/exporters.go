@@ -77,9 +77,15 @@ func (es Exporters) Targets() []Target {
 // ready (/-/ready: log files open, first admin refresh done). Its output goes
 // to exporter.log in the node's directory. On error nothing is left running.
 func StartExporters(ctx context.Context, c *harness.Cluster, binPath string, extraArgs ...string) (Exporters, error) {
+	return StartExportersLogged(ctx, c, binPath, "exporter.log", extraArgs...)
+}
+
+// StartExportersLogged is StartExporters with the output in logName, for a
+// scenario that runs a second set of sidecars beside the first.
+func StartExportersLogged(ctx context.Context, c *harness.Cluster, binPath, logName string, extraArgs ...string) (Exporters, error) {
 	var es Exporters
 	for _, n := range c.Nodes() {
-		e, err := launchExporter(n, binPath, extraArgs)
+		e, err := launchExporter(n, binPath, logName, extraArgs)
 		if err != nil {
 			es.Close()
 			return nil, err
@@ -99,7 +105,7 @@ func StartExporters(ctx context.Context, c *harness.Cluster, binPath string, ext
 // each, and waits until it is ready. A scenario that stops and restarts a
 // sidecar (say, to test --log.position-file) calls it again after Close.
 func StartExporter(ctx context.Context, n *harness.Node, binPath string, extraArgs ...string) (*Exporter, error) {
-	e, err := launchExporter(n, binPath, extraArgs)
+	e, err := launchExporter(n, binPath, "exporter.log", extraArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +118,7 @@ func StartExporter(ctx context.Context, n *harness.Node, binPath string, extraAr
 
 // launchExporter starts a node's sidecar without waiting for it, on a free
 // loopback port unless extraArgs sets --web.listen-address.
-func launchExporter(n *harness.Node, binPath string, extraArgs []string) (*Exporter, error) {
+func launchExporter(n *harness.Node, binPath, logName string, extraArgs []string) (*Exporter, error) {
 	addr := listenAddress(extraArgs)
 	if addr == "" {
 		var err error
@@ -133,7 +139,7 @@ func launchExporter(n *harness.Node, binPath string, extraArgs []string) (*Expor
 		"--log.poll-interval=250ms",
 	}
 	args = withOverrides(args, extraArgs)
-	p, err := startProcess(fmt.Sprintf("exporter %d", n.ID), filepath.Join(n.Dir, "exporter.log"), binPath, args...)
+	p, err := startProcess(fmt.Sprintf("exporter %d", n.ID), filepath.Join(n.Dir, logName), binPath, args...)
 	if err != nil {
 		return nil, err
 	}
