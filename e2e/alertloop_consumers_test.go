@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
-
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
@@ -27,25 +25,12 @@ import (
 func startCommittingConsumer(ctx context.Context, t *testing.T, c *harness.Cluster, topic string) (group string, stop func()) {
 	t.Helper()
 	group = groupCoordinatedBy(ctx, t, c, 1, "alertloop")
-	cfg := sarama.NewConfig()
-	cfg.Version = sarama.V3_9_0_0
-	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
-	cfg.Consumer.Offsets.AutoCommit.Interval = 100 * time.Millisecond
-	cg, err := sarama.NewConsumerGroup(c.Bootstrap()[:1], group, cfg)
-	must(t, err)
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		for runCtx.Err() == nil {
-			if err := cg.Consume(runCtx, []string{topic}, markAll{}); err != nil && runCtx.Err() == nil {
-				time.Sleep(200 * time.Millisecond)
-			}
-		}
-	})
+	consumeSteadily(runCtx, t, &wg, c, group, topic, 100*time.Millisecond, markAll{})
 	stop = func() {
 		cancel()
 		wg.Wait()
-		_ = cg.Close()
 	}
 	// Caught up before the sidecars start, so that none sees it first behind
 	// (a group that has not joined yet: its lag is then the age of the

@@ -39,19 +39,11 @@ func TestConsumerGroupKIP848(t *testing.T) {
 	}))
 	const group = "nextgen-group"
 
-	prod, err := c.Producer(sarama.WaitForLocal)
-	must(t, err)
-	defer prod.Close()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	wg.Go(func() {
-		for runCtx.Err() == nil {
-			_, _, _ = prod.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: 0, Value: sarama.StringEncoder("x")})
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
+	produceSteadily(runCtx, t, &wg, c, topic, sarama.WaitForLocal, 50*time.Millisecond)
 	// franz-go joins with the KIP-848 protocol given ServerSideBalancer and
 	// a range or sticky balancer, on a broker with ConsumerGroupHeartbeat v1.
 	consumer, err := kgo.NewClient(

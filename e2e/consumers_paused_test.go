@@ -59,37 +59,16 @@ func testConsumerPaused(t *testing.T, version string) {
 
 	// The producer: acks=1, 20 records a second, to the leader.
 	const perSecond = 20
-	prod, err := c.Producer(sarama.WaitForLocal)
-	must(t, err)
-	defer prod.Close()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	wg.Go(func() {
-		for runCtx.Err() == nil {
-			_, _, _ = prod.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: 0, Value: sarama.StringEncoder("x")})
-			time.Sleep(time.Second / perSecond)
-		}
-	})
+	produceSteadily(runCtx, t, &wg, c, topic, sarama.WaitForLocal, time.Second/perSecond)
 	// The consumer group: reads everything and auto-commits every 200ms
 	// until paused; then its handler blocks, as a stuck application's does,
 	// and sarama keeps heartbeating.
-	cfg := sarama.NewConfig()
-	cfg.Version = sarama.V3_9_0_0
-	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
-	cfg.Consumer.Offsets.AutoCommit.Interval = 200 * time.Millisecond
-	cg, err := sarama.NewConsumerGroup(c.Bootstrap()[:1], group, cfg)
-	must(t, err)
-	defer cg.Close()
 	handler := &pausable{}
-	wg.Go(func() {
-		for runCtx.Err() == nil {
-			if err := cg.Consume(runCtx, []string{topic}, handler); err != nil && runCtx.Err() == nil {
-				time.Sleep(200 * time.Millisecond)
-			}
-		}
-	})
+	consumeSteadily(runCtx, t, &wg, c, group, topic, 200*time.Millisecond, handler)
 
 	const refresh = 2 * time.Second // stack.StartExporters' --kafka.refresh-interval
 	es, err := stack.StartExporters(ctx, c, exporterBinary(t), "--collector.consumer-groups")

@@ -48,35 +48,14 @@ func testConsumersStarved(t *testing.T, version string) {
 	}))
 	group := groupCoordinatedBy(ctx, t, c, 1, "starved")
 
-	// The producer: acks=1, 20 records a second, to the leader.
-	prod, err := c.Producer(sarama.WaitForLocal)
-	must(t, err)
-	defer prod.Close()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	wg.Go(func() {
-		for runCtx.Err() == nil {
-			_, _, _ = prod.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: 0, Value: sarama.StringEncoder("x")})
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
+	// The producer: acks=1, 20 records a second, to the leader.
+	produceSteadily(runCtx, t, &wg, c, topic, sarama.WaitForLocal, 50*time.Millisecond)
 	// The consumer group: reads everything and auto-commits every 200ms.
-	cfg := sarama.NewConfig()
-	cfg.Version = sarama.V3_9_0_0
-	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
-	cfg.Consumer.Offsets.AutoCommit.Interval = 200 * time.Millisecond
-	cg, err := sarama.NewConsumerGroup(c.Bootstrap()[:1], group, cfg)
-	must(t, err)
-	defer cg.Close()
-	wg.Go(func() {
-		for runCtx.Err() == nil {
-			if err := cg.Consume(runCtx, []string{topic}, markAll{}); err != nil && runCtx.Err() == nil {
-				time.Sleep(200 * time.Millisecond)
-			}
-		}
-	})
+	consumeSteadily(runCtx, t, &wg, c, group, topic, 200*time.Millisecond, markAll{})
 
 	const threshold = 10 * time.Second
 	es, err := stack.StartExporters(ctx, c, exporterBinary(t), "--stall.threshold="+threshold.String(), "--collector.consumer-groups")

@@ -57,19 +57,11 @@ func testTransactionHanging(t *testing.T, version string) {
 		Configs: map[string]string{"min.insync.replicas": "2"},
 	}))
 	// The plain producer: 20 records a second to the leader, all along.
-	prod, err := c.Producer(sarama.WaitForAll)
-	must(t, err)
-	defer prod.Close()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	wg.Go(func() {
-		for runCtx.Err() == nil {
-			_, _, _ = prod.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: 0, Value: sarama.StringEncoder("plain")})
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
+	produceSteadily(runCtx, t, &wg, c, topic, sarama.WaitForAll, 50*time.Millisecond)
 
 	const (
 		threshold = 10 * time.Second
