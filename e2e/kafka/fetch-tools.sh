@@ -18,25 +18,16 @@ if [ -f "$marker" ]; then
 	exit 0
 fi
 
-tries=0
-delay=5
-while :; do
-	tries=$((tries + 1))
+# download fetches the jars afresh, over any partial copy of a failed try.
+download() {
 	rm -rf "$dest"
 	mkdir -p "$dest"
-	if mvn -q -B -f "$here/tools-pom.xml" -Dkafka.version="$version" \
+	mvn -q -B -f "$here/tools-pom.xml" -Dkafka.version="$version" \
 		dependency:copy-dependencies -DincludeScope=runtime \
-		-DoutputDirectory="$dest" >&2; then
-		break
-	fi
-	if [ "$tries" -ge 3 ]; then
-		echo "fetch-tools.sh: download of Kafka $version's tools failed after $tries tries" >&2
-		exit 1
-	fi
-	echo "fetch-tools.sh: try $tries failed, retrying in ${delay}s" >&2
-	sleep "$delay"
-	delay=$((delay * 3))
-done
+		-DoutputDirectory="$dest" >&2
+}
+. "$here/retry.sh"
+retry "download of Kafka $version's tools" download
 
 date -u +%Y-%m-%dT%H:%M:%SZ >"$marker"
 echo "$dest"

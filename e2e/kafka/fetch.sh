@@ -22,25 +22,16 @@ case $version in
 *) profile=log4j2 ;;
 esac
 
-mkdir -p "$dest"
-tries=0
-delay=5
-while :; do
-	tries=$((tries + 1))
+# download fetches the jars afresh, over any partial copy of a failed try.
+download() {
 	rm -rf "$dest/libs"
-	if mvn -q -B -f "$here/pom.xml" -P "$profile" -Dkafka.version="$version" \
+	mvn -q -B -f "$here/pom.xml" -P "$profile" -Dkafka.version="$version" \
 		dependency:copy-dependencies -DincludeScope=runtime \
-		-DoutputDirectory="$dest/libs" >&2; then
-		break
-	fi
-	if [ "$tries" -ge 3 ]; then
-		echo "fetch.sh: download of Kafka $version failed after $tries tries" >&2
-		exit 1
-	fi
-	echo "fetch.sh: try $tries failed, retrying in ${delay}s" >&2
-	sleep "$delay"
-	delay=$((delay * 3))
-done
+		-DoutputDirectory="$dest/libs" >&2
+}
+. "$here/retry.sh"
+mkdir -p "$dest"
+retry "download of Kafka $version" download
 
 date -u +%Y-%m-%dT%H:%M:%SZ >"$marker"
 echo "$dest/libs"
