@@ -20,26 +20,10 @@ addr=$(cut -d, -f1 "$work/addrs")
 "$BIN" serve --kafka.server="$addr" --scope=cluster --kafka.refresh-interval=10s \
   --kafka.request-timeout=30s --web.listen-address=127.0.0.1:$PORT --web.disable-exporter-metrics >/dev/null 2>&1 &
 exp=$!
-small() { curl -s "127.0.0.1:$PORT/metrics?name[]=kafka_replication_up&name[]=kafka_replication_refresh_duration_seconds&name[]=kafka_replication_last_refresh_timestamp_seconds"; }
-metric() { small | awk -v m="$1" '$1 == m {print $2}'; }
-for _ in $(seq 600); do [ "$(metric kafka_replication_up)" = "1" ] && break; sleep 0.5; done
-[ "$(metric kafka_replication_up)" = "1" ] || { echo "exporter never came up"; exit 1; }
-ticks() { awk '{print $14 + $15}' /proc/$exp/stat; }
-t0=$(ticks); s0=$(date +%s.%N); last=$(metric kafka_replication_last_refresh_timestamp_seconds)
-durations=""
-for i in $(seq "$N"); do
-  while [ "$(metric kafka_replication_last_refresh_timestamp_seconds)" = "$last" ]; do sleep 0.2; done
-  last=$(metric kafka_replication_last_refresh_timestamp_seconds)
-  durations="$durations $(metric kafka_replication_refresh_duration_seconds)"
-done
-t1=$(ticks); s1=$(date +%s.%N)
-echo "refresh duration (s), $N refreshes:$durations"
-echo "exporter CPU while refreshing every 10 s (no scrapes): $(echo "scale=1; 100 * ($t1 - $t0) / $(getconf CLK_TCK) / ($s1 - $s0)" | bc)% of a core"
-echo "exporter peak RSS before any full scrape: $(( $(awk '/VmHWM/ {print $2}' /proc/$exp/status) / 1024 )) MB"
-for enc in identity gzip; do
-  for _ in 1 2 3; do
-    curl -s -o /dev/null -H "Accept-Encoding: $enc" -w "full /metrics ($enc): %{time_total} s, %{size_download} bytes\n" "127.0.0.1:$PORT/metrics"
-  done
-done
-echo "series: $(curl -s "127.0.0.1:$PORT/metrics" | grep -vc '^#')"
-echo "exporter peak RSS including the scrapes: $(( $(awk '/VmHWM/ {print $2}' /proc/$exp/status) / 1024 )) MB"
+# shellcheck source=bench/exporter-cost.sh
+. bench/exporter-cost.sh
+wait_up
+measure_refreshes "$N" "10 s"
+measure_scrapes "$work/body"
+echo "series: $(grep -vc '^#' "$work/body")"
+echo "exporter peak RSS including the scrapes: $(peak_rss)"

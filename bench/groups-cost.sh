@@ -18,6 +18,8 @@ cd "$(dirname "$0")/.."
 N=${1:-5}
 PORT=${PORT:-19745}
 work=$(mktemp -d)
+# shellcheck source=bench/exporter-cost.sh
+. bench/exporter-cost.sh
 cg=/sys/fs/cgroup/memory/kafka_replication_exporter_groups_bench
 trap 'kill $exp $fake 2>/dev/null || true; sleep 0.5; rmdir "$cg" 2>/dev/null; rm -rf "$work"' EXIT
 BIN=${BIN:-}
@@ -38,7 +40,7 @@ if [ -n "${KAFKA_EXPORTER:-}" ]; then
   done
   echo "kafka_exporter CPU per scrape: $(echo "scale=2; ($(awk '{print $14 + $15}' /proc/$exp/stat) - $t0) / $(getconf CLK_TCK) / 3" | bc) s"
   echo "series: $(grep -vc '^#' "$work/body"), of which per group and partition: $(grep -c '^kafka_consumergroup_[a-z_]*{[^}]*partition=' "$work/body" || true)"
-  echo "kafka_exporter peak RSS including the scrapes: $(( $(awk '/VmHWM/ {print $2}' /proc/$exp/status) / 1024 )) MB"
+  echo "kafka_exporter peak RSS including the scrapes: $(peak_rss)"
   exit 0
 fi
 enter=""
@@ -52,33 +54,11 @@ sh -c "$enter exec \"\$@\"" sh "$BIN" serve --kafka.server="$addr" --scope=clust
   --kafka.request-timeout=30s --web.listen-address=127.0.0.1:$PORT --web.disable-exporter-metrics \
   --collector.consumer-groups ${FLAGS:-} >"$work/exporter.log" 2>&1 &
 exp=$!
-small() { curl -s "127.0.0.1:$PORT/metrics?name[]=kafka_replication_up&name[]=kafka_replication_refresh_duration_seconds&name[]=kafka_replication_last_refresh_timestamp_seconds"; }
-metric() { small | awk -v m="$1" '$1 == m {print $2}'; }
-for _ in $(seq 600); do [ "$(metric kafka_replication_up)" = "1" ] && break; sleep 0.5; done
-[ "$(metric kafka_replication_up)" = "1" ] || { echo "exporter never came up"; exit 1; }
-ticks() { awk '{print $14 + $15}' /proc/$exp/stat; }
-t0=$(ticks); s0=$(date +%s.%N); last=$(metric kafka_replication_last_refresh_timestamp_seconds)
-durations=""
-for i in $(seq "$N"); do
-  while [ "$(metric kafka_replication_last_refresh_timestamp_seconds)" = "$last" ]; do
-    kill -0 $exp 2>/dev/null || { echo "the exporter died: $(grep oom_kill "$cg/memory.oom_control" 2>/dev/null)"; exit 1; }
-    sleep 0.2
-  done
-  last=$(metric kafka_replication_last_refresh_timestamp_seconds)
-  durations="$durations $(metric kafka_replication_refresh_duration_seconds)"
-done
-t1=$(ticks); s1=$(date +%s.%N)
-echo "refresh duration (s), $N refreshes:$durations"
-echo "exporter CPU while refreshing every ${REFRESH:-10s} (no scrapes): $(echo "scale=1; 100 * ($t1 - $t0) / $(getconf CLK_TCK) / ($s1 - $s0)" | bc)% of a core"
-echo "exporter peak RSS before any full scrape: $(( $(awk '/VmHWM/ {print $2}' /proc/$exp/status) / 1024 )) MB"
-for enc in identity gzip; do
-  for _ in 1 2 3; do
-    curl -s -o /dev/null -H "Accept-Encoding: $enc" -w "full /metrics ($enc): %{time_total} s, %{size_download} bytes\n" "127.0.0.1:$PORT/metrics"
-  done
-done
-curl -s "127.0.0.1:$PORT/metrics" >"$work/body"
+wait_up
+measure_refreshes "$N" "${REFRESH:-10s}"
+measure_scrapes "$work/body"
 echo "series: $(grep -vc '^#' "$work/body"), of which per group and partition: $(grep -c '^kafka_replication_consumer_group_[a-z_]*{[^}]*partition=' "$work/body" || true)"
-echo "exporter peak RSS including the scrapes: $(( $(awk '/VmHWM/ {print $2}' /proc/$exp/status) / 1024 )) MB"
+echo "exporter peak RSS including the scrapes: $(peak_rss)"
 if [ -n "${MEMCG_LIMIT:-}" ]; then
   echo "memory cgroup limit $MEMCG_LIMIT: $(grep -o 'soft memory limit.*' "$work/exporter.log" || echo 'no soft limit logged');" \
     "limit hit $(cat "$cg/memory.failcnt") times; $(grep oom_kill "$cg/memory.oom_control" | tr '\n' ' ')"
