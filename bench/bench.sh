@@ -11,7 +11,9 @@ LINES=${LINES:-4000000}
 PART=${1:-all}
 want() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
 WORK=${BENCH_DIR:-/tmp/kre-bench}
-SHARED=${SHARED:-../shared}
+# SHARED names the project's seed documents (../shared in the development checkout, not in
+# the repository): with it, verify is timed against the seed's own script too.
+SHARED=${SHARED:-}
 mkdir -p "$WORK"
 
 log="$WORK/genlog-$LINES.log"
@@ -22,9 +24,11 @@ fi
 ls -l "$log"
 
 make -s build
-# The seed's script needs GNU awk (3-argument match); Debian's default awk is mawk.
-command -v gawk >/dev/null || { apt-get update -qq && apt-get install -y -qq gawk; }
-mkdir -p "$WORK/gawk-bin" && ln -sf "$(command -v gawk)" "$WORK/gawk-bin/awk"
+if [ -n "$SHARED" ]; then
+  # The seed's script needs GNU awk (3-argument match); Debian's default awk is mawk.
+  command -v gawk >/dev/null || { apt-get update -qq && apt-get install -y -qq gawk; }
+  mkdir -p "$WORK/gawk-bin" && ln -sf "$(command -v gawk)" "$WORK/gawk-bin/awk"
+fi
 
 cpu() { # prints user+sys CPU seconds and wall seconds of a command pinned to one core
   /usr/bin/time -f '%U %S %e' -o "$WORK/time.txt" taskset -c 0 "$@" >/dev/null 2>&1 || true
@@ -34,21 +38,23 @@ cpu() { # prints user+sys CPU seconds and wall seconds of a command pinned to on
 
 size=$(stat -c %s "$log")
 if want verify; then
-echo "== verify vs the seed's script on the same file (one core each, CPU seconds)"
+echo "== verify${SHARED:+ vs the seed script} on the same file (one core each, CPU seconds; SHARED=dir adds the seed script)"
 # Interleaved (ours, seed, ours, seed, …) so a slow phase of the VM hits both; the ratio
 # compares the best run of each and, less flattering, the medians.
 ROUNDS=${ROUNDS:-5}
 ours_runs=() seed_runs=()
 for _ in $(seq "$ROUNDS"); do
   ours_runs+=("$(cpu bin/kafka_replication_exporter verify --format=json "$log" | cut -d' ' -f1)")
-  seed_runs+=("$(cpu env PATH="$WORK/gawk-bin:$PATH" bash "$SHARED/bench/verify-replication-invariants.sh" "$log" | cut -d' ' -f1)")
+  [ -z "$SHARED" ] || seed_runs+=("$(cpu env PATH="$WORK/gawk-bin:$PATH" bash "$SHARED/bench/verify-replication-invariants.sh" "$log" | cut -d' ' -f1)")
 done
 stat() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {printf "%s %s\n", v[1], v[int((NR+1)/2)]}'; }
 read -r ours_min ours_med < <(stat "${ours_runs[@]}")
-read -r seed_min seed_med < <(stat "${seed_runs[@]}")
 echo "ours: ${ours_runs[*]} s -> best ${ours_min}s ($(echo "scale=0; $size / $ours_min / 1000000" | bc) MB/s), median ${ours_med}s ($(echo "scale=0; $size / $ours_med / 1000000" | bc) MB/s)"
-echo "seed: ${seed_runs[*]} s -> best ${seed_min}s, median ${seed_med}s"
-echo "ratio: best/best $(echo "scale=1; $seed_min / $ours_min" | bc)x, median/median $(echo "scale=1; $seed_med / $ours_med" | bc)x"
+if [ -n "$SHARED" ]; then
+  read -r seed_min seed_med < <(stat "${seed_runs[@]}")
+  echo "seed: ${seed_runs[*]} s -> best ${seed_min}s, median ${seed_med}s"
+  echo "ratio: best/best $(echo "scale=1; $seed_min / $ours_min" | bc)x, median/median $(echo "scale=1; $seed_med / $ours_med" | bc)x"
+fi
 echo "== verify end to end (go test -bench)"
 VERIFY_BENCH_FILE="$log" go test -run '^$' -bench VerifyGenlog -benchtime 3x ./cmd/kafka_replication_exporter/
 fi
