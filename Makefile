@@ -55,12 +55,13 @@ dashboards:
 render:
 	cd e2e/render && $(GO) test -count=1 ./...
 
-# README's flags, metrics and alerts tables are generated from the code, the golden scrape and the rule file.
+# The flags (docs/flags.md), metrics (docs/metrics.md) and alerts (README.md) tables are generated from the code,
+# the golden scrape and the rule file; docs-check also follows every relative link of the docs and every runbook_url.
 docs:
 	$(GO) test ./cmd/kafka_replication_exporter/ -run TestReadmeTables -count=1 -update
 
 docs-check:
-	$(GO) test ./cmd/kafka_replication_exporter/ -run 'TestReadmeTables|TestGoldenHasEveryFamily' -count=1
+	$(GO) test ./cmd/kafka_replication_exporter/ -run 'TestReadmeTables|TestGoldenHasEveryFamily|TestLinks|TestRunbookURLs|TestGithubSlug|TestParseMarkdown' -count=1
 
 e2e:
 	bash .ci/e2e.sh

@@ -23,14 +23,14 @@ var notFromExporter = map[string]bool{"up": true}
 
 // The golden scrape leaves out whole families whose values change from run to
 // run (cmd/kafka_replication_exporter/e2e_test.go, deterministic()). For
-// exactly those, the README's metric table stands in: the exporter's docgen
+// exactly those, the metrics table of docs/metrics.md stands in: the exporter's docgen
 // test generates it from the registry's descriptors, so it is no hand list.
 // The same goes for the families a healthy partition has no series of
 // (sparse: written only where not 0; derived: per-topic form only), which
-// the README's generated text says of them.
+// the table's generated text says of them.
 var (
 	omittedFromGolden = regexp.MustCompile(`(_timestamp_seconds|_duration_seconds|_build_info)$`)
-	readmeMetricRow   = regexp.MustCompile("(?m)^\\| `(kafka_replication_[a-z_]+)` \\|.*\\|(.*)\\|$")
+	metricRow         = regexp.MustCompile("(?m)^\\| `(kafka_replication_[a-z_]+)` \\|.*\\|(.*)\\|$")
 	absentWhenHealthy = regexp.MustCompile(`Written only where not 0|Per-topic form only`)
 )
 
@@ -157,11 +157,11 @@ func exposedMetrics(t *testing.T) map[string]bool {
 	if len(names) == 0 {
 		t.Fatalf("%s: no metrics", scrapeFixture)
 	}
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	metricsDoc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "metrics.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range readmeMetricRow.FindAllStringSubmatch(string(readme), -1) {
+	for _, m := range metricRow.FindAllStringSubmatch(string(metricsDoc), -1) {
 		if omittedFromGolden.MatchString(m[1]) || absentWhenHealthy.MatchString(m[2]) {
 			names[m[1]] = true
 		}

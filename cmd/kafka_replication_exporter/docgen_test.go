@@ -1,10 +1,11 @@
 package main
 
-// The README's flags, metrics and alerts tables are rendered from the code
-// (the kingpin application the binary builds, the family list, the registry's
-// build info, the rule file) by the functions here, and TestReadmeTables
-// fails when README.md differs from what they render, so the tables cannot
-// drift from what the binary really does. make docs rewrites them.
+// The flags table (docs/flags.md), the metrics table (docs/metrics.md) and the
+// alerts table (README.md) are rendered from the code (the kingpin application
+// the binary builds, the family list, the registry's build info, the rule
+// file) by the functions here, and TestReadmeTables fails when a page differs
+// from what they render, so the tables cannot drift from what the binary
+// really does. make docs rewrites them.
 
 import (
 	"flag"
@@ -23,9 +24,11 @@ import (
 )
 
 const (
-	readmePath = "../../README.md"
-	rulesPath  = "../../alerts/kafka-replication.rules.yml"
-	// runbookLink is relative to README.md.
+	readmePath     = "../../README.md"
+	flagsDocPath   = "../../docs/flags.md"
+	metricsDocPath = "../../docs/metrics.md"
+	rulesPath      = "../../alerts/kafka-replication.rules.yml"
+	// runbookLink is relative to README.md, where the alerts table is.
 	runbookLink = "alerts/runbook.md"
 )
 
@@ -34,7 +37,7 @@ const (
 // a second flag.Bool("update") panics.
 func init() {
 	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files (README.md tables) from this run")
+		flag.Bool("update", false, "rewrite the golden files (the generated docs tables) from this run")
 	}
 }
 
@@ -42,7 +45,7 @@ func updating() bool {
 	return flag.Lookup("update").Value.(flag.Getter).Get().(bool)
 }
 
-// metricRow is one row of the README's metrics table.
+// metricRow is one row of the metrics table.
 type metricRow struct {
 	name, typ, help string
 	labels          []string
@@ -50,7 +53,7 @@ type metricRow struct {
 
 // familyRows are the exporter's own families, as collector.Families()
 // declares them (the partition-labeled form of those with a per-topic
-// rollup), each help followed by its README text.
+// rollup), each help followed by its Doc text.
 func familyRows() []metricRow {
 	var rows []metricRow
 	for _, f := range collector.Families() {
@@ -106,8 +109,9 @@ func metricsMarkdown(rows []metricRow) string {
 	return b.String()
 }
 
-// TestReadmeTables is the docs freshness check: README.md's generated blocks
-// must equal what the code renders. With -update it rewrites them.
+// TestReadmeTables is the docs freshness check: the generated blocks of
+// README.md, docs/flags.md and docs/metrics.md must equal what the code
+// renders. With -update it rewrites them.
 func TestReadmeTables(t *testing.T) {
 	// The build info is the one family of the registry serve builds that is
 	// not the Go or process collectors'.
@@ -117,7 +121,6 @@ func TestReadmeTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics := metricsMarkdown(append(familyRows(), built...))
 	rules, err := os.ReadFile(rulesPath)
 	if err != nil {
 		t.Fatal(err)
@@ -126,33 +129,41 @@ func TestReadmeTables(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", rulesPath, err)
 	}
+	for _, page := range []struct {
+		path, block, body string
+	}{
+		{flagsDocPath, "FLAGS", flagsMarkdown(newApp().app)},
+		{metricsDocPath, "METRICS", metricsMarkdown(append(familyRows(), built...))},
+		{readmePath, "ALERTS", alerts},
+	} {
+		checkGeneratedBlock(t, page.path, page.block, page.body)
+	}
+}
 
-	raw, err := os.ReadFile(readmePath)
+// checkGeneratedBlock compares the block of the page at path with body, and
+// rewrites it with -update.
+func checkGeneratedBlock(t *testing.T, path, block, body string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(raw)
-	for _, block := range []struct{ name, body string }{
-		{"FLAGS", flagsMarkdown(newApp().app)},
-		{"METRICS", metrics},
-		{"ALERTS", alerts},
-	} {
-		if readme, err = replaceBlock(readme, block.name, block.body); err != nil {
-			t.Fatalf("README.md: %v", err)
-		}
+	page, err := replaceBlock(string(raw), block, body)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	if readme == string(raw) {
+	if page == string(raw) {
 		return
 	}
 	if updating() {
-		if err := os.WriteFile(readmePath, []byte(readme), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Log("rewrote the generated tables in README.md")
+		t.Logf("rewrote the generated %s table in %s", block, path)
 		return
 	}
-	t.Errorf("README.md tables are stale; run: make docs  (go test ./cmd/kafka_replication_exporter/ -run TestReadmeTables -update)\n%s",
-		firstDifference(string(raw), readme))
+	t.Errorf("%s: the generated %s table is stale; run: make docs  (go test ./cmd/kafka_replication_exporter/ -run TestReadmeTables -update)\n%s",
+		path, block, firstDifference(string(raw), page))
 }
 
 // e2eGoldenPath is the golden scrape: every metric the exporter exposes.
@@ -162,10 +173,10 @@ func firstDifference(have, want string) string {
 	h, w := strings.Split(have, "\n"), strings.Split(want, "\n")
 	for i := 0; i < len(h) && i < len(w); i++ {
 		if h[i] != w[i] {
-			return fmt.Sprintf("first difference, line %d:\n  README:    %s\n  generated: %s", i+1, h[i], w[i])
+			return fmt.Sprintf("first difference, line %d:\n  page:      %s\n  generated: %s", i+1, h[i], w[i])
 		}
 	}
-	return "README and generated text differ in length"
+	return "page and generated text differ in length"
 }
 
 // flagsMarkdown renders the global flags and the flags of the serve command as
@@ -245,8 +256,8 @@ func TestMetricsMarkdown(t *testing.T) {
 	}
 }
 
-// TestGoldenHasEveryFamily: the golden scrape shows every family the README
-// lists, but those whose values change from run to run (times, durations),
+// TestGoldenHasEveryFamily: the golden scrape shows every family
+// docs/metrics.md lists, but those whose values change from run to run (times, durations),
 // which it leaves out, and those a healthy partition has none of; the alert and dashboard tests check their metric
 // names against it.
 func TestGoldenHasEveryFamily(t *testing.T) {
@@ -289,15 +300,16 @@ type ruleFile struct {
 }
 
 // alertsMarkdown renders one row per alerting rule (recording rules are
-// skipped), in file order, each linked to its runbook section when the rule
-// has a runbook_url annotation ending in an anchor.
+// skipped), in file order: name, severity and the summary as its one line,
+// the name linked to its runbook section when the rule has a runbook_url
+// annotation ending in an anchor.
 func alertsMarkdown(rules []byte, runbook string) (string, error) {
 	var rf ruleFile
 	if err := yaml.UnmarshalStrict(rules, &rf); err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString("| alert | severity | for | summary |\n|---|---|---|---|\n")
+	b.WriteString("| alert | severity | what it means |\n|---|---|---|\n")
 	seen := map[string]bool{}
 	for _, g := range rf.Groups {
 		for _, r := range g.Rules {
@@ -308,7 +320,7 @@ func alertsMarkdown(rules []byte, runbook string) (string, error) {
 			if _, anchor, ok := strings.Cut(r.Annotations["runbook_url"], "#"); ok && runbook != "" {
 				name = fmt.Sprintf("[%s](%s#%s)", name, runbook, anchor)
 			}
-			row := fmt.Sprintf("| %s | %s | %s | %s |\n", name, r.Labels["severity"], code(r.For), cell(r.Annotations["summary"]))
+			row := fmt.Sprintf("| %s | %s | %s |\n", name, r.Labels["severity"], cell(r.Annotations["summary"]))
 			if !seen[row] { // one alert written as several rules (one per source) is one row
 				seen[row] = true
 				b.WriteString(row)
@@ -376,9 +388,9 @@ func TestAlertsMarkdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "| alert | severity | for | summary |\n|---|---|---|---|\n" +
-		"| [`XDown`](alerts/runbook.md#xdown) | critical | `5m` | X is down. |\n" +
-		"| `NoRunbook` | info |  | Y. |\n"
+	want := "| alert | severity | what it means |\n|---|---|---|\n" +
+		"| [`XDown`](alerts/runbook.md#xdown) | critical | X is down. |\n" +
+		"| `NoRunbook` | info | Y. |\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
