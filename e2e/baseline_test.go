@@ -10,9 +10,26 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 )
 
-// testBaseline (scenario 1): with kafka.cluster.Partition at TRACE on every
+// testBaseline: with kafka.cluster.Partition at TRACE on every
 // node, acks=all traffic is fully visible in server.log (HW advances, ack
 // progress) and every broker's log passes verify.
+//
+// What it asserts: kafka.cluster.Partition=TRACE set at runtime on every node; 50 acks=all messages; HW = 50
+// (ListOffsets); every broker's server.log passes verify; the leader has hw_update and complete isr_ack_progress
+// (awaiting nobody) events.
+//
+// Kafka 4.4.0 against the parser: every replication line the parser reads has the same format on 4.4.0 as on 4.1.1
+// (logparse/testdata/real-4.4.0-*, same event kinds as the 4.1.1 fixtures). Differences seen: the WARN "Truncating
+// … below high watermark" (TestUncleanElection); a DEBUG "Submitting"/"Ignoring failed ISR update to
+// PendingShrinkIsr(outOfSyncReplicaIds=[3], …" prints a Java list where 3.9.1 and 4.1.1 print Set(3) (the parser
+// reads only PendingExpandIsr's newInSyncReplicaId); with a dedicated controller the leader's AlterPartition answer
+// usually arrives before the metadata, so expansions show as INFO "ISR updated to 1,2,3 and version updated to N"
+// more often than as DEBUG "Ignoring failed ISR update to PendingExpandIsr".
+//
+// kafka.cluster.Partition does not exist as a logger until the broker hosts a partition:
+// IncrementalAlterConfigs(BROKER_LOGGER) before the first topic answers "INVALID_CONFIG: Logger
+// kafka.cluster.Partition does not exist!", and right after CreateTopics it fails on whichever broker has not
+// created the partition yet. SetLogLevel retries that answer. Levels are lost on restart.
 func testBaseline(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	const topic, messages = "baseline", 50
 	must(t, c.CreateTopic(ctx, harness.Topic{

@@ -17,7 +17,7 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
 
-// TestConsumerPaused (issue 21): the same kind of topic as
+// TestConsumerPaused: the same kind of topic as
 // TestConsumersStarvedByReplication (acks=1, RF 3, min ISR 2) with healthy
 // replication, and a consumer group that reads and commits, then stops: no
 // more reads, no more commits, while a producer keeps writing. The member
@@ -29,6 +29,20 @@ import (
 // by replication, KafkaConsumersStarvedByReplication stays quiet and
 // KafkaConsumerGroupStalled fires (the shipped rules, time-scaled, in a real
 // Prometheus). Its lag must agree with kafka-consumer-groups --describe.
+//
+// How: topic paused (acks=1, RF 3, min ISR 2, 20 records/s); the group is coordinated by node 2, not the leader
+// (the leader's sidecar reads it from the broker that lists it), reads and auto-commits (200 ms) until its
+// committed offset has moved for a few refreshes, then its handler blocks, so the group stays Stable with 1 member.
+// Prometheus evaluates the shipped rules time-scaled (÷30).
+//
+// Measured: within 6 s lag to the HW > 100, lag seconds > 5 and within the time since the pause ± 5 s (5.3–5.9 s at
+// 5.5–6.0 s), records above the HW < 20, not starved, HW not stalled. kafka-consumer-groups --describe
+// (ConsumerGroupCommand, 0.9–1.5 s) between two scrapes: CURRENT-OFFSET = the sidecar's committed offset, and LOG-
+// END-OFFSET − CURRENT-OFFSET between the sidecar's lag read before the tool and a refresh after it (tolerance 20/s
+// × (2 s + ~1 s); seen: tool 135, sidecar 111 before / 185 after on 4.4.0, 138 vs 106 / 177 on 3.9.1).
+// KafkaConsumerGroupStalled fires 32 s after the pause (its scaled 20 s window plus for: 10 s), never before its
+// window; KafkaConsumersStarvedByReplication never, not even pending, and its expression is empty. 55–57 s per
+// version.
 func TestConsumerPaused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")

@@ -17,13 +17,23 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
 
-// TestHighWatermarkRegression (issue 20, item 1): acks=1 writes, RF 3, both
+// TestHighWatermarkRegression: acks=1 writes, RF 3, both
 // followers frozen, so the leader alone commits; the leader is killed, the
 // topic allows unclean elections, a follower is elected without those
 // records, and the old leader comes back and lowers its own high watermark.
 // Kafka's HW (ListOffsets) goes down, and the old leader says so in a WARN;
 // the old leader's sidecar must count each of those WARNs for the partition,
 // with their offsets.
+//
+// How: topic lost, RF 3 on [1,2,3], min ISR 1, unclean elections on; a sidecar per broker, Prometheus with the
+// shipped rules (time ÷10) and Alertmanager; 100 acks=all, followers 2 and 3 SIGSTOPped → ISR [1]; 300 acks=1 →
+// Kafka's HW 400 (ListOffsets); 6 s for the HW checkpoint; leader 1 SIGKILLed, followers SIGCONTed, unclean
+// election → HW 100. With leader 1 still down, KafkaPartitionCommittedOffsetsLost{topic="lost"} reaches the webhook
+// (11 s after its death: its sidecar drops the old HW at the first refresh its broker does not answer) and
+// kafka_replication:partition_high_watermark_lost:offsets = 300 = Kafka's drop; leader 1 restarted → its "Non-
+// monotonic update of high watermark from (offset=400…) to (offset=100…)" WARN; node 1's sidecar (from the
+// beginning of its logs) has partition_high_watermark_lowered_total = Kafka's WARNs and …_lowered_offsets_total =
+// their X − Y; no_unclean_election FAILS once on controller 101. Wall time 71 s alone.
 func TestHighWatermarkRegression(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")
@@ -34,11 +44,19 @@ func TestHighWatermarkRegression(t *testing.T) {
 	testDataLoss(ctx, t, c)
 }
 
-// TestUncleanElectionZooKeeper (issue 20, item 3): the same loss on a
+// TestUncleanElectionZooKeeper: the same loss on a
 // ZooKeeper-mode cluster, whose controller logs the unclean election only as
 // a state change to a leader outside the last ISR. verify over the
 // controller's state-change.log must fail no_unclean_election, and the
 // controller's sidecar must count it.
+//
+// How (3.9.1, ZooKeeper mode): the same loss with RF 2 on the two brokers that are not the controller (a frozen
+// controller could not take the leader's ISR shrink), and topic clean on [leader, controller, follower] failing
+// over cleanly at the same moment; the controller logs only "Changed partition lost-0 from OfflinePartition to
+// OnlinePartition with state LeaderAndIsr(leader=3, …, leaderRecoveryState=RECOVERING, …)"; verify over its
+// controller.log + state-change.log FAILS no_unclean_election exactly once; its sidecar counts 1 unclean election
+// for lost-0, 0 for clean-0; the old leader's WARN is counted as on 4.4.0. Wall time 38–43 s alone (the ZooKeeper
+// server, JVM -Xmx128m, starts in about a second).
 func TestUncleanElectionZooKeeper(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")

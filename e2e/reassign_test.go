@@ -27,13 +27,30 @@ const (
 	throttleRate    = 100 * 1024 // bytes per second
 )
 
-// TestReassignment (issue 15 item 3): raising a topic's RF from 2 to 3 with a
+// TestReassignment: raising a topic's RF from 2 to 3 with a
 // throttled reassignment, while an acks=all producer keeps writing, makes the
 // partition under-replicated and at min ISR by design. The leader's sidecar
 // says it is a reassignment (reassigning 1, under-replicated by reassignment
 // 1) and back to 0 when done with ISR 3; Prometheus, evaluating the shipped
 // rules time-scaled, never has KafkaPartitionUnderReplicated or
 // KafkaPartitionAtMinISR even pending for it.
+//
+// What it asserts: topic moving, RF 2 on [1,2], min ISR 2, 1.5 MiB backlog; sidecars and Prometheus with the
+// shipped rules time-scaled (÷30); acks=all every 250 ms; throttle 100 KiB/s, AlterPartitionReassignments to
+// [1,2,3] → the leader's sidecar: reassigning 1, adding 1, replicas 3, ISR 2, under-replicated 1 and under-
+// replicated-by-reassignment 1; then reassigning 0, ISR 3; the move lasts at least 3 refreshes; no acks=all
+// failure; in Prometheus the URP, at-min-ISR and reassigning series reached 1, yet ALERTS for
+// KafkaPartitionUnderReplicated and KafkaPartitionAtMinISR never existed for the topic (not even pending) and both
+// rules' expressions, evaluated every second over the move, returned nothing.
+//
+// A replication throttle is checked between fetches, so one fetch can take up to replica.fetch.max.bytes (1 MiB by
+// default) before it bites: with the default the 1.5 MiB backlog moved in 11.5 s, faster than its 15 s at 100
+// KiB/s; the cluster of this scenario lowers the fetch size to 64 KiB so the copy follows the rate. At 100 KiB/s
+// the move then lasted 18.5–19.5 s on the sidecar (ListPartitionReassignments listed adding [3] at once; the
+// sidecar showed it 0.5–1.5 s after AlterPartitionReassignments), while 80 acks=all sends every 250 ms all
+// succeeded: the ISR [1 2] met min ISR 2 throughout, and Kafka throttles only replicas outside the ISR. During the
+// move the partition is under-replicated and at min ISR (RF 3 counts the adding replica), which is what the two
+// alerts' "unless … under_replicated_by_reassignment" exists for. Wall time 46 s alone.
 func TestReassignment(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster and Prometheus; skipped with -short")

@@ -13,6 +13,8 @@ import (
 // shared cluster per Kafka version (matrix_test.go says which run where): each
 // leaves every broker running and uses its own topic, and verify must pass on
 // all logs afterwards.
+//
+// Wall time 56 s (4.4.0), 23 s (4.1.1, under_min_isr only), 39 s (3.9.1).
 func TestReplication(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")

@@ -10,10 +10,19 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 )
 
-// TestRotation (scenario 8): with size-based rolling at 64 KiB and
+// TestRotation: with size-based rolling at 64 KiB and
 // kafka.cluster.Partition at TRACE from startup, acks=all traffic rolls
 // server.log several times; the rolled files plus the live one, oldest
 // first, pass verify as one sequence and lose no HW update.
+//
+// What it asserts: 300 acks=all messages roll the leader's server.log at least 3 times; the hw_update chain of the
+// rolled files plus the live one has no gap and ends at 300.
+//
+// verify orders numbered rolled files like log4j 1.2 (.1 newest). log4j2's default DefaultRolloverStrategy
+// fileIndex="max" numbers the other way round (.1 oldest) and then produced 6 false hw_monotonic violations; the
+// harness uses fileIndex="min" so both backends agree.
+//
+// Wall time 17 s (4.4.0), 10 s (3.9.1).
 func TestRotation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")

@@ -20,6 +20,13 @@ import (
 // as deployed (own logs, own broker's admin API, leader-scoped series), and
 // follows /metrics through a follower crash, the loss of two nodes and a
 // leader crash.
+//
+// What it asserts (4.4.0): each partition's admin series on exactly one sidecar; a crashed follower → at-min-ISR
+// and the shrink/expand counters on the leader's sidecar; two nodes down → under-min-ISR, NotEnoughReplicas counted
+// from the log, the HW stall on the busy topic and not on the idle one, the offline partition reported by exactly
+// one sidecar; leader killed → the series move to the new leader's sidecar. It showed that a sidecar must count a
+// shrink from the "Shrinking ISR" line itself: the controller can fence the follower before the leader's
+// AlterPartition commits (no "ISR updated to" line), and a sidecar can start after the last ISR line. 49 s.
 func TestSidecar(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")

@@ -13,11 +13,16 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
 
-// TestSidecarSIGKILL (issue 20, item 4): the leader's sidecar, following its
+// TestSidecarSIGKILL: the leader's sidecar, following its
 // logs with a position file under acks=all traffic at TRACE, is killed with
 // SIGKILL and started again. What both runs applied, summed, exceeds what
 // verify counts in the files by what the killed one applied after its last
 // save: at most about a second of the log. Nothing is lost.
+//
+// How: Partition TRACE, acks=all traffic to topic killed led by node 1; the sidecar (server.log + state-change.log,
+// --log.position-file) is killed after 4.3 s and restarted a second later on the same position file; traffic stops
+// 2 s after, node 1 is frozen and the sidecar settles on its files. Measured: the runs applied 2,320 events more
+// than verify counts at 5,445 events/s (0.43 s of the log), 1,280 at 1,993 events/s (0.64 s). Wall time 23–34 s.
 func TestSidecarSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")

@@ -23,7 +23,7 @@ var transactionVersions = []string{kafkaCurrent, kafka3}
 // transactionsCommand is kafka-transactions.sh's main class.
 const transactionsCommand = "org.apache.kafka.tools.TransactionsCommand"
 
-// TestTransactionHanging (issue 21): a transactional producer begins a
+// TestTransactionHanging: a transactional producer begins a
 // transaction on a partition, writes to it and never ends it, while a plain
 // producer keeps writing to the same partition. The LSO stays at the
 // transaction's first offset while the HW moves on: within the stall
@@ -32,6 +32,19 @@ const transactionsCommand = "org.apache.kafka.tools.TransactionsCommand"
 // is the start offset kafka-transactions.sh describe-producers reports.
 // Aborting the transaction with kafka-transactions.sh abort --start-offset
 // clears it within a refresh.
+//
+// How: topic txn RF 3 on [1,2,3], min ISR 2, the plain producer acks=all at 20 records/s; sidecars with
+// --collector.last-stable-offset --collector.last-stable-offset.stall-threshold=10s, Prometheus with the shipped
+// rules (time ÷30); a franz-go transactional producer (TransactionTimeout 60 s) writes 2 records to partition 0.
+//
+// Measured (four runs each, load average 7–9): on node 1's sidecar only, LSO = the transaction's first offset,
+// last_stable_offset_stalled 1 10.5–12 s after it began,
+// KafkaPartitionTransactionHanging{topic="txn",partition="0"} firing 13.6–15.5 s after; kafka-transactions
+// describe-producers gives the same start offset, describe the transaction Ongoing on txn-0 for 16.4–23.3 s while
+// the sidecar's lag_seconds says 14.9–22.7 s a moment later (the sidecar dates the LSO from its HW readings, within
+// a refresh, 2 s); find-hanging --max-transaction-timeout 0 lists nothing (Kafka calls a transaction hanging only
+// once its coordinator has lost it); abort --start-offset <LSO> → stalled 0 and the LSO past it 0–2 s after the
+// tool returned, the alert resolved 1–3.5 s after. Wall time 37–54 s (3.9.1), 43–70 s (4.4.0).
 func TestTransactionHanging(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")

@@ -13,12 +13,53 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 )
 
-// TestUncleanElection (scenario 6): on an RF 2 topic with unclean leader
+// TestUncleanElection: on an RF 2 topic with unclean leader
 // election enabled, the out-of-sync follower becomes leader while the old
 // leader is down, takes new writes, and the old leader truncates acknowledged
 // data below its high watermark when it comes back. verify must flag both the
 // unclean election (controller.log) and the truncation below HW (old leader).
-// The log lines that made this visible are logged for e2e/README.md.
+// The test logs the lines that make this visible.
+//
+// Steps: RF 2 topic on [1,2], min ISR 1, unclean election on; 10 acks=all; stop follower 2; 10 more acks=all (acked
+// by leader 1 alone, HW 20); stop leader 1; start node 2; it becomes leader uncleanly; 5 acks=all on it; start node
+// 1 → it truncates 20 → 10. 10 acknowledged messages are gone (HW ends at 15). no_unclean_election FAILS on the
+// controller node's controller.log, no_truncation_below_hw on the old leader's server.log. On every version the
+// controller elected node 2 by itself as soon as it was unfenced (the test sends ElectLeaders only if not).
+//
+// The lines, on 3.9.1:
+//
+//	controller.log (every controller):
+//	INFO [QuorumController id=1] UNCLEAN partition change for unclean-0 with topic ID …: isr: [1] -> [2], leader: -1 -> 2, leaderRecoveryState: RECOVERED -> RECOVERING, leaderEpoch: 1 -> 2, partitionEpoch: 2 -> 3 (org.apache.kafka.controller.ReplicationControlManager)
+//	new leader 2, state-change.log:
+//	INFO [Broker id=2] The topic partition unclean-0 was marked as RECOVERING. Marking the topic partition as RECOVERED.
+//	INFO [Broker id=2] Leader unclean-0 … starts at leader epoch 2 from offset 10 with partition epoch 3, high watermark 9, ISR [2], …
+//	old leader 1, server.log:
+//	INFO [Partition unclean-0 broker=1] Log loaded for partition unclean-0 with initial high watermark 20 (kafka.cluster.Partition)
+//	INFO [ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] Truncating partition unclean-0 with TruncationState(offset=10, completed=true) due to leader epoch and offset EpochEndOffset(…) (kafka.server.ReplicaFetcherThread)
+//	INFO [UnifiedLog partition=unclean-0, dir=…] Truncating to offset 10 (kafka.log.UnifiedLog)
+//	WARN [UnifiedLog partition=unclean-0, dir=…] Non-monotonic update of high watermark from (offset=20, segment=[0:1540]) to (offset=10, segment=[0:770]) (kafka.log.UnifiedLog)
+//	old leader 1, state-change.log:
+//	INFO [Broker id=1] Follower unclean-0 starts at leader epoch 2 from offset 20 with partition epoch 3 and high watermark 20. Current leader is 2. …
+//
+// No "Truncating … below high watermark" WARN on 3.9.1 or 4.1.1 (KAFKA-19474); 4.4.0 logs it on the old leader,
+// between the fetcher's and UnifiedLog's truncation lines: "WARN [UnifiedLog partition=unclean-0, dir=…] Truncating
+// unclean-0 to offset 10 below high watermark 20 (org.apache.kafka.storage.internals.log.UnifiedLog)" (the parser's
+// truncation_below_hw). The reliable signal on 3.9.1 and 4.1.1 alike: "Log loaded … initial high watermark 20" (or
+// the follower line's "high watermark 20"), then "Truncating partition … with TruncationState(offset=10, …)" and
+// "Truncating to offset 10" (UnifiedLog), confirmed by the WARN "Non-monotonic update of high watermark from
+// (offset=20, …) to (offset=10, …)". 4.1.1 prints the same lines (UnifiedLog logger
+// org.apache.kafka.storage.internals.log.UnifiedLog).
+//
+// With the dedicated controller, node 101's controller.log also has the active controller's own line, "INFO Setting
+// new leader for topicId …, partition 0 to 2 using an unclean election. Previous partition:
+// PartitionRegistration(…) (org.apache.kafka.controller.PartitionChangeBuilder)", before the "UNCLEAN partition
+// change" line (the 3.9.1 and 4.1.1 fixtures, taken from a combined node's controller.log, have only the latter);
+// the checker counts the two as one election. 4.1.1 and 4.4.0 (ELR on by default) print the same UNCLEAN line plus
+// the ELR fields: "isr: [] -> [2], leader: -1 -> 2, leaderRecoveryState: RECOVERED -> RECOVERING, leaderEpoch: 1 ->
+// 2, elr: [1] -> [], lastKnownElr: [1] -> [], partitionEpoch: 2 -> 3": node 1 had been moved to the ELR when it
+// stopped, so the ISR was empty. The fixtures are logparse/testdata/real-*-unclean-*.log.
+//
+// Wall time 23 s (4.4.0), 22 s (4.1.1), 15 s (3.9.1).
 func TestUncleanElection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")
