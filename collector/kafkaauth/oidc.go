@@ -8,12 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/secretfile"
 )
 
 // oidcFetcher asks an OIDC token endpoint for a token with the
@@ -75,7 +76,7 @@ func describeFetchError(err error) error {
 }
 
 func readSecret(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := secretfile.Read(path, secretfile.SecretLimit)
 	if err != nil {
 		return "", fmt.Errorf("--kafka.sasl.oauthbearer.client-secret-file: %w", err)
 	}

@@ -131,6 +131,19 @@ func newSource(t *testing.T, ts *tokenServer, f Flags, kafkaTLS *tls.Config) (*T
 	return s, clock
 }
 
+// within fails the test when f has not returned after d; a hang becomes a
+// failure line instead of the test binary's timeout.
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s: still blocked after %s", what, d)
+	}
+}
+
 func mustToken(t *testing.T, s *TokenSource) string {
 	t.Helper()
 	tok, err := s.Token(context.Background())
