@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,7 +42,12 @@ func (f *oidcFetcher) fetch(ctx context.Context) (Token, error) {
 	if err != nil {
 		return Token{}, describeFetchError(err)
 	}
-	tok := Token{Value: t.AccessToken, Expiry: t.Expiry}
+	// Not t.Expiry: oauth2 computes it as time.Duration(expires_in) *
+	// time.Second, which wraps for a lifetime past 292 years.
+	tok := Token{Value: t.AccessToken}
+	if secs, ok := number(t.Extra("expires_in")); ok && secs > 0 {
+		tok.Expiry = time.Now().Add(seconds(secs))
+	}
 	if exp, ok := jwtExpiry(t.AccessToken); ok && (tok.Expiry.IsZero() || exp.Before(tok.Expiry)) {
 		tok.Expiry = exp
 	}
@@ -106,10 +113,40 @@ func jwtExpiry(token string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	f, err := claims.Exp.Float64()
-	if err != nil || f <= 0 {
+	if err != nil || f <= 0 || f > maxExp {
 		return time.Time{}, false
 	}
-	return time.Unix(0, int64(f*float64(time.Second))), true
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(frac*float64(time.Second))), true
+}
+
+// maxExp is 9999-12-31T23:59:59Z, the last second RFC 3339 can write and a
+// common "never expires". A larger exp is not in seconds (one in
+// milliseconds reads as the year 50000 and more) and is ignored.
+const maxExp = 253402300799
+
+// number is a JSON number, a number in a string (some endpoints send
+// "expires_in":"3600") or a form value as oauth2.Token.Extra gives it.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int64:
+		return float64(n), true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// seconds converts a positive number of seconds (NaN is not) to a Duration,
+// saturating at the longest one (292 years) instead of wrapping below zero.
+func seconds(f float64) time.Duration {
+	if f >= float64(math.MaxInt64/int64(time.Second)) {
+		return math.MaxInt64
+	}
+	return time.Duration(f * float64(time.Second))
 }
 
 // endpointClient is the HTTP client of the token endpoint: the proxy from
