@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -40,7 +39,7 @@ func (f *oidcFetcher) fetch(ctx context.Context) (Token, error) {
 	f.conf.ClientSecret = secret
 	t, err := f.conf.Token(context.WithValue(ctx, oauth2.HTTPClient, f.client))
 	if err != nil {
-		return Token{}, describeFetchError(err)
+		return Token{}, describeFetchError(err, secretRedactor(f.conf.ClientID, secret))
 	}
 	// Not t.Expiry: oauth2 computes it as time.Duration(expires_in) *
 	// time.Second, which wraps for a lifetime past 292 years.
@@ -52,34 +51,6 @@ func (f *oidcFetcher) fetch(ctx context.Context) (Token, error) {
 		tok.Expiry = exp
 	}
 	return tok, nil
-}
-
-// describeFetchError says whether the endpoint refused (an OAuth error
-// answer) or could not be reached, in one line.
-func describeFetchError(err error) error {
-	var re *oauth2.RetrieveError
-	if errors.As(err, &re) {
-		status := "no HTTP status"
-		if re.Response != nil {
-			status = re.Response.Status
-		}
-		what := re.ErrorCode
-		if re.ErrorDescription != "" {
-			what += ": " + re.ErrorDescription
-		}
-		if what == "" {
-			what = strings.Join(strings.Fields(string(re.Body)), " ")
-			if len(what) > 200 {
-				what = what[:200] + "…"
-			}
-		}
-		if re.ErrorCode == "invalid_client" || re.ErrorCode == "unauthorized_client" ||
-			(re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized) {
-			return fmt.Errorf("refused the client credentials (%s, %s)", status, what)
-		}
-		return fmt.Errorf("gave no token (%s, %s)", status, what)
-	}
-	return fmt.Errorf("unreachable or no valid answer: %w", err)
 }
 
 func readSecret(path string) (string, error) {

@@ -303,7 +303,7 @@ func TestWrongSecretIsRefused(t *testing.T) {
 	ts := newTokenServer(t, false)
 	s, _ := newSource(t, ts, Flags{ClientSecretFile: writeSecret(t, "wrong")}, nil)
 	_, err := s.Token(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "refused the client credentials") || !strings.Contains(err.Error(), "invalid_client") {
+	if err == nil || !strings.Contains(err.Error(), "refused the client credentials") || !strings.Contains(err.Error(), "invalid_client: Invalid client credentials") {
 		t.Fatalf("err %v, want the refusal with invalid_client", err)
 	}
 }
