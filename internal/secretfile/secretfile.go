@@ -53,7 +53,11 @@ func Read(path string, limit int64) ([]byte, error) {
 }
 
 func tooLarge(path string, limit int64) error {
-	return fmt.Errorf("%s is larger than %d KiB, the limit for this file", path, limit>>10)
+	size := fmt.Sprintf("%d KiB", limit>>10)
+	if limit%(1<<20) == 0 {
+		size = fmt.Sprintf("%d MiB", limit>>20)
+	}
+	return fmt.Errorf("%s is larger than %s, the limit for this file", path, size)
 }
 
 // notRegular says what path is instead of a regular file.
