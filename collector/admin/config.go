@@ -15,6 +15,7 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin/elr"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/kafkaauth"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/kafkanet"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/secretfile"
 )
 
 // Scopes of the admin-derived partition series.
@@ -260,7 +261,7 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 		InsecureSkipVerify: c.TLSInsecureSkipVerify, //nolint:gosec // explicit opt-in flag
 	}
 	if c.TLSCAFile != "" {
-		pem, err := os.ReadFile(c.TLSCAFile)
+		pem, err := secretfile.Read(c.TLSCAFile, secretfile.PEMLimit)
 		if err != nil {
 			return nil, fmt.Errorf("--kafka.tls.ca-file: %w", err)
 		}
@@ -271,7 +272,15 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 		tc.RootCAs = pool
 	}
 	if c.TLSCertFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+		certPEM, err := secretfile.Read(c.TLSCertFile, secretfile.PEMLimit)
+		if err != nil {
+			return nil, fmt.Errorf("--kafka.tls.cert-file: %w", err)
+		}
+		keyPEM, err := secretfile.Read(c.TLSKeyFile, secretfile.PEMLimit)
+		if err != nil {
+			return nil, fmt.Errorf("--kafka.tls.key-file: %w", err)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("--kafka.tls.cert-file/--kafka.tls.key-file: %w", err)
 		}
@@ -313,7 +322,7 @@ func (c *Config) saslPassword() (string, error) {
 	case c.SASLPasswordFile != "" && envSet:
 		return "", fmt.Errorf("both --kafka.sasl.password-file and $%s are set; use one", saslPasswordEnv)
 	case c.SASLPasswordFile != "":
-		b, err := os.ReadFile(c.SASLPasswordFile)
+		b, err := secretfile.Read(c.SASLPasswordFile, secretfile.SecretLimit)
 		if err != nil {
 			return "", fmt.Errorf("--kafka.sasl.password-file: %w", err)
 		}

@@ -5,15 +5,17 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"math"
 	"net/http"
-	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/secretfile"
 )
 
 // oidcFetcher asks an OIDC token endpoint for a token with the
@@ -37,45 +39,22 @@ func (f *oidcFetcher) fetch(ctx context.Context) (Token, error) {
 	f.conf.ClientSecret = secret
 	t, err := f.conf.Token(context.WithValue(ctx, oauth2.HTTPClient, f.client))
 	if err != nil {
-		return Token{}, describeFetchError(err)
+		return Token{}, describeFetchError(err, secretRedactor(f.conf.ClientID, secret))
 	}
-	tok := Token{Value: t.AccessToken, Expiry: t.Expiry}
+	// Not t.Expiry: oauth2 computes it as time.Duration(expires_in) *
+	// time.Second, which wraps for a lifetime past 292 years.
+	tok := Token{Value: t.AccessToken}
+	if secs, ok := number(t.Extra("expires_in")); ok && secs > 0 {
+		tok.Expiry = time.Now().Add(seconds(secs))
+	}
 	if exp, ok := jwtExpiry(t.AccessToken); ok && (tok.Expiry.IsZero() || exp.Before(tok.Expiry)) {
 		tok.Expiry = exp
 	}
 	return tok, nil
 }
 
-// describeFetchError says whether the endpoint refused (an OAuth error
-// answer) or could not be reached, in one line.
-func describeFetchError(err error) error {
-	var re *oauth2.RetrieveError
-	if errors.As(err, &re) {
-		status := "no HTTP status"
-		if re.Response != nil {
-			status = re.Response.Status
-		}
-		what := re.ErrorCode
-		if re.ErrorDescription != "" {
-			what += ": " + re.ErrorDescription
-		}
-		if what == "" {
-			what = strings.Join(strings.Fields(string(re.Body)), " ")
-			if len(what) > 200 {
-				what = what[:200] + "…"
-			}
-		}
-		if re.ErrorCode == "invalid_client" || re.ErrorCode == "unauthorized_client" ||
-			(re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized) {
-			return fmt.Errorf("refused the client credentials (%s, %s)", status, what)
-		}
-		return fmt.Errorf("gave no token (%s, %s)", status, what)
-	}
-	return fmt.Errorf("unreachable or no valid answer: %w", err)
-}
-
 func readSecret(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := secretfile.Read(path, secretfile.SecretLimit)
 	if err != nil {
 		return "", fmt.Errorf("--kafka.sasl.oauthbearer.client-secret-file: %w", err)
 	}
@@ -105,10 +84,40 @@ func jwtExpiry(token string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	f, err := claims.Exp.Float64()
-	if err != nil || f <= 0 {
+	if err != nil || f <= 0 || f > maxExp {
 		return time.Time{}, false
 	}
-	return time.Unix(0, int64(f*float64(time.Second))), true
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(frac*float64(time.Second))), true
+}
+
+// maxExp is 9999-12-31T23:59:59Z, the last second RFC 3339 can write and a
+// common "never expires". A larger exp is not in seconds (one in
+// milliseconds reads as the year 50000 and more) and is ignored.
+const maxExp = 253402300799
+
+// number is a JSON number, a number in a string (some endpoints send
+// "expires_in":"3600") or a form value as oauth2.Token.Extra gives it.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int64:
+		return float64(n), true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// seconds converts a positive number of seconds (NaN is not) to a Duration,
+// saturating at the longest one (292 years) instead of wrapping below zero.
+func seconds(f float64) time.Duration {
+	if f >= float64(math.MaxInt64/int64(time.Second)) {
+		return math.MaxInt64
+	}
+	return time.Duration(f * float64(time.Second))
 }
 
 // endpointClient is the HTTP client of the token endpoint: the proxy from

@@ -71,6 +71,12 @@ func (s *TokenSource) Extensions() map[string]string { return maps.Clone(s.exten
 // lifetime has passed or it has none. When a fetch fails the current token
 // is returned while it is still valid; without one the error is returned.
 func (s *TokenSource) Token(ctx context.Context) (string, error) {
+	// sarama passes context.Background(): a fetch that does not keep its
+	// deadline must still not hold a caller, so none waits longer than
+	// twice the fetch's timeout, by when a fetch that keeps it has failed.
+	bound := 2 * s.timeout
+	ctx, cancel := context.WithTimeoutCause(ctx, bound, fmt.Errorf("no token within %s", bound))
+	defer cancel()
 	for {
 		s.mu.Lock()
 		now := s.now()
@@ -101,7 +107,7 @@ func (s *TokenSource) Token(ctx context.Context) (string, error) {
 			if valid {
 				return fallback, nil
 			}
-			return "", fmt.Errorf("%s: %w", s.what, ctx.Err())
+			return "", fmt.Errorf("%s: %w", s.what, context.Cause(ctx))
 		}
 	}
 }

@@ -131,6 +131,19 @@ func newSource(t *testing.T, ts *tokenServer, f Flags, kafkaTLS *tls.Config) (*T
 	return s, clock
 }
 
+// within fails the test when f has not returned after d; a hang becomes a
+// failure line instead of the test binary's timeout.
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s: still blocked after %s", what, d)
+	}
+}
+
 func mustToken(t *testing.T, s *TokenSource) string {
 	t.Helper()
 	tok, err := s.Token(context.Background())
@@ -290,7 +303,7 @@ func TestWrongSecretIsRefused(t *testing.T) {
 	ts := newTokenServer(t, false)
 	s, _ := newSource(t, ts, Flags{ClientSecretFile: writeSecret(t, "wrong")}, nil)
 	_, err := s.Token(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "refused the client credentials") || !strings.Contains(err.Error(), "invalid_client") {
+	if err == nil || !strings.Contains(err.Error(), "refused the client credentials") || !strings.Contains(err.Error(), "invalid_client: Invalid client credentials") {
 		t.Fatalf("err %v, want the refusal with invalid_client", err)
 	}
 }
