@@ -130,9 +130,9 @@ func (g *groupCollector) logUnread(got *groupsRead) {
 			by = append(by, GroupUnread(why).String(), n)
 		}
 	}
-	switch {
-	case now == g.unreadNow:
-	case now == [NumGroupUnread]bool{}:
+	switch now {
+	case g.unreadNow:
+	case [NumGroupUnread]bool{}:
 		g.logger.Info("Every listed consumer group is read again", "groups", got.listed)
 	default:
 		g.logger.Warn("Some consumer groups could not be read; their series are absent until they are",
