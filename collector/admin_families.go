@@ -24,7 +24,8 @@ var (
 	brokerResponsiveFamily = newFamily("broker_responsive",
 		"1 if the broker answered every admin request of the last refresh in time, 0 if one failed or went unanswered.",
 		Gauge, "broker").
-		withDoc("In time: within the refresh's deadline, the smaller of --kafka.request-timeout and --kafka.refresh-interval.")
+		withDoc("In time: within the refresh's deadline, the smaller of --kafka.request-timeout and --kafka.refresh-interval; " +
+			"each consumer-group request within a fifth of it (at least 1s) from when it is sent.")
 )
 
 // brokerIdentifiedFamily says whether the sidecar knows which broker it runs

@@ -8,6 +8,17 @@ package collector
 // groupPartitionLabels label the per group and partition families.
 var groupPartitionLabels = []string{"group", "partition", "topic"}
 
+// The read itself: the groups listed, and those of them left unread.
+var (
+	groupsListedFamily = newFamily("consumer_groups_listed",
+		"Consumer groups that pass the group filters, as their coordinators listed them in the last refresh (ListGroups).", Gauge)
+	groupsUnreadFamily = newFamily("consumer_groups_unread",
+		"Listed consumer groups whose committed offsets the last refresh could not read, by reason.", Gauge, "reason").
+		withDoc("Reasons: `error_code` (the coordinator answered the group with an error, such as COORDINATOR_LOAD_IN_PROGRESS), " +
+			"`no_answer` (its request went unanswered in time or failed), `refresh_ended` (the refresh ended before it was read). " +
+			"Those groups have no series. Alert: `KafkaReplicationExporterConsumerGroupsUnread`.")
+)
+
 // Per group, with or without partition labels.
 var (
 	groupStateFamily = newFamily("consumer_group_state",
@@ -75,6 +86,7 @@ var (
 // consumerGroupFamilies are the consumer-group families, for the README.
 func consumerGroupFamilies() []*Family {
 	return []*Family{
+		groupsListedFamily, groupsUnreadFamily,
 		groupStateFamily, groupMembersFamily, groupStarvedFamily,
 		groupCommittedFamily, groupLagFamily, groupAboveHWFamily, groupStarvedPFamily, groupLagSecondsFamily,
 	}

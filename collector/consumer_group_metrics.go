@@ -6,10 +6,19 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 )
 
-// groupTables are the per-group tables: each group's state, and its
-// members and starved partitions. Empty when the collector is off.
+// groupTables are the per-group tables: the groups listed and unread, each
+// group's state, and its members and starved partitions. Empty when the
+// collector is off.
 func groupTables(s *admin.Snapshot) []*Table {
 	groups := s.Groups
+	listed := &Table{Rows: 1, Columns: []Column{{groupsListedFamily, func(int) (float64, bool) { return float64(s.GroupsListed), true }}}}
+	unread := &Table{
+		Rows:   int(admin.NumGroupUnread),
+		Labels: func(row int, values []string) { values[0] = admin.GroupUnread(row).String() },
+		Columns: []Column{
+			{groupsUnreadFamily, func(row int) (float64, bool) { return float64(s.GroupsUnread[row]), true }},
+		},
+	}
 	state := &Table{
 		Rows: len(groups),
 		Labels: func(row int, values []string) {
@@ -17,7 +26,7 @@ func groupTables(s *admin.Snapshot) []*Table {
 		},
 		Columns: []Column{{groupStateFamily, func(int) (float64, bool) { return 1, true }}},
 	}
-	return []*Table{state, {
+	return []*Table{listed, unread, state, {
 		Rows:   len(groups),
 		Labels: func(row int, values []string) { values[0] = groups[row].Name },
 		Columns: []Column{

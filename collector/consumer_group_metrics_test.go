@@ -24,6 +24,8 @@ func TestConsumerGroupOutput(t *testing.T) {
 		}},
 		{Name: "bill\"ing", Partitions: []admin.GroupPartition{{Topic: "orders", Partition: 1, Committed: 4}}},
 	}
+	s.GroupsListed = 5
+	s.GroupsUnread[admin.GroupUnreadErrorCode], s.GroupsUnread[admin.GroupUnreadNoAnswer] = 1, 2
 	for _, labels := range []bool{true, false} {
 		text := adminText(t, s, labels)
 		samples := checkExposition(t, text)
@@ -31,6 +33,8 @@ func TestConsumerGroupOutput(t *testing.T) {
 			requestErrorsFamily.Name: int(admin.NumRequests),
 			// bill"ing's state is unknown: no member count.
 			groupStateFamily.Name: 2, groupMembersFamily.Name: 1, groupStarvedFamily.Name: 2,
+			// Every reason, 0 too: an alert compares them.
+			groupsListedFamily.Name: 1, groupsUnreadFamily.Name: int(admin.NumGroupUnread),
 		}
 		if labels {
 			want[groupCommittedFamily.Name] = 3
@@ -48,6 +52,10 @@ func TestConsumerGroupOutput(t *testing.T) {
 			`kafka_replication_consumer_group_state{group="bill\"ing",state="Unknown"} 1`,
 			`kafka_replication_consumer_group_partitions_starved_by_replication{group="audit"} 1`,
 			`kafka_replication_consumer_group_members{group="audit"} 2`,
+			`kafka_replication_consumer_groups_listed 5`,
+			`kafka_replication_consumer_groups_unread{reason="error_code"} 1`,
+			`kafka_replication_consumer_groups_unread{reason="no_answer"} 2`,
+			`kafka_replication_consumer_groups_unread{reason="refresh_ended"} 0`,
 		} {
 			if !strings.Contains(text, line+"\n") {
 				t.Errorf("partition labels %v: want %s", labels, line)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -36,6 +37,9 @@ type brokerPool struct {
 type brokerConn struct {
 	addr string
 	b    *sarama.Broker
+	// turn is held by the request on the connection, so that a request's
+	// deadline starts when it is sent, not while it waits behind ours.
+	turn chan struct{}
 
 	mu         sync.Mutex
 	raw        net.Conn // nil until dialed
@@ -55,7 +59,7 @@ func (p *brokerPool) get(addr string) (*brokerConn, error) {
 	if c, ok := p.byAddr[addr]; ok && !c.isDead() {
 		return c, nil
 	}
-	c := &brokerConn{addr: addr, b: sarama.NewBroker(addr)}
+	c := &brokerConn{addr: addr, b: sarama.NewBroker(addr), turn: make(chan struct{}, 1)}
 	// Each connection dials through its own dialer, so that the pool holds
 	// the socket and can close it.
 	conf := *p.conf
@@ -185,18 +189,59 @@ func (t timeoutKills) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// errOutOfTime: ctx ended before the request was sent (it waited behind
+// our own requests on the connection) or before its own limit ran out, so
+// it says nothing of the broker.
+var errOutOfTime = errors.New("out of time")
+
+// errNoAnswer: the request was sent and not answered in time.
+var errNoAnswer = errors.New("no answer in time")
+
+// take waits until ctx is done for the turn on a live connection to addr.
+func (p *brokerPool) take(ctx context.Context, addr string) (*brokerConn, error) {
+	for {
+		c, err := p.get(addr)
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case c.turn <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s not asked: %w (%w)", addr, errOutOfTime, ctx.Err())
+		}
+		if !c.isDead() {
+			return c, nil
+		}
+		<-c.turn // the request before ours failed and closed it: redial
+	}
+}
+
 // call sends one request with req on the connection to addr and waits for
 // its answer until ctx is done. On an error or no answer in time the
 // connection is discarded; the goroutine still waiting on it is left
 // behind (closing the socket unblocks it) and its answer is dropped.
 func call[R any](ctx context.Context, p *brokerPool, addr string, req func(*sarama.Broker) (R, error)) (R, error) {
+	return callWithin(ctx, 0, p, addr, req)
+}
+
+// callWithin is call with a deadline of its own: once sent, the request
+// waits at most limit (0: until ctx is done) for its answer. When ctx ends
+// first, within the limit, the error is errOutOfTime: the broker was not
+// given its time.
+func callWithin[R any](ctx context.Context, limit time.Duration, p *brokerPool, addr string, req func(*sarama.Broker) (R, error)) (R, error) {
 	var zero R
 	if err := ctx.Err(); err != nil {
-		return zero, fmt.Errorf("%s not asked: %w", addr, err)
+		return zero, fmt.Errorf("%s not asked: %w (%w)", addr, errOutOfTime, err)
 	}
-	c, err := p.get(addr)
+	c, err := p.take(ctx, addr)
 	if err != nil {
 		return zero, err
+	}
+	asked := ctx
+	if limit > 0 {
+		var cancel context.CancelFunc
+		asked, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
 	}
 	type answer struct {
 		r   R
@@ -205,6 +250,7 @@ func call[R any](ctx context.Context, p *brokerPool, addr string, req func(*sara
 	done := make(chan answer, 1)
 	go func() {
 		r, err := req(c.b)
+		<-c.turn
 		done <- answer{r, err}
 	}()
 	select {
@@ -213,9 +259,12 @@ func call[R any](ctx context.Context, p *brokerPool, addr string, req func(*sara
 			p.discard(c)
 		}
 		return a.r, a.err
-	case <-ctx.Done():
+	case <-asked.Done():
 		p.discard(c)
-		return zero, fmt.Errorf("no answer from %s in time: %w", addr, ctx.Err())
+		if limit > 0 && ctx.Err() != nil {
+			return zero, fmt.Errorf("%s not answered before the refresh ended: %w (%w)", addr, errOutOfTime, ctx.Err())
+		}
+		return zero, fmt.Errorf("%s: %w (%w)", addr, errNoAnswer, asked.Err())
 	}
 }
 

@@ -197,7 +197,7 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 	slices.SortFunc(snap.Topics, func(x, y Topic) int { return strings.Compare(x.Name, y.Name) })
 	snap.StableOffsets = b.stableOffsets(p, got, now)
 	markLSOStalled(snap)
-	b.buildGroups(snap, p, got.groups, now)
+	b.buildGroups(snap, p, &got.groups, now)
 	snap.LogDirs = b.logDirs.observe(got.logDirs)
 	b.reassign = got.reassign
 	return snap

@@ -49,11 +49,14 @@ type rankedOffset struct {
 
 // buildGroups adds the consumer groups the refresh read to snap, whose
 // partitions are built and sorted: each group's committed offsets on the
-// exported partitions, split against the partition's HW and LEO.
-func (b *builder) buildGroups(snap *Snapshot, p *refreshPlan, reads []groupRead, now time.Time) {
+// exported partitions, split against the partition's HW and LEO; and how
+// many were listed and left unread.
+func (b *builder) buildGroups(snap *Snapshot, p *refreshPlan, got *groupsRead, now time.Time) {
+	reads := got.reads
 	if reads == nil {
 		return
 	}
+	snap.GroupsListed, snap.GroupsUnread = got.listed, got.unread
 	starts := make([]int, len(snap.Topics)) // the rank of each topic's first partition
 	for t := 1; t < len(snap.Topics); t++ {
 		starts[t] = starts[t-1] + len(snap.Topics[t-1].Partitions)

@@ -19,7 +19,7 @@ type fetched struct {
 	minISR   minISRReadings // fetch_minisr.go; ok false when DescribeConfigs failed
 	elr      *elr.Result    // fetch_elr.go; nil: no ELR series this refresh
 	reassign reassignments  // fetch_reassign.go; nil when ListPartitionReassignments failed
-	groups   []groupRead    // fetch_groups.go; nil when the collector is off
+	groups   groupsRead     // fetch_groups.go; its reads nil when the collector is off
 	lso      []offsetAnswer // fetch_lso.go, by plan index; nil when the read is off
 	logDirs  []logDirRead   // fetch_logdirs.go, by broker; nil when the read is off
 }

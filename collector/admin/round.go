@@ -23,7 +23,8 @@ type round struct {
 	// and ListPartitionReassignments go there too.
 	metadataAddr string
 	// slow are the brokers that left a request of the last refresh
-	// unanswered; probe is how long this round waits for them.
+	// unanswered; probe is how long this round waits for them, and for
+	// the answer to each consumer-group request (fetch_groups.go).
 	slow  map[int32]bool
 	probe time.Duration
 

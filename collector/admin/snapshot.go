@@ -126,6 +126,11 @@ type Snapshot struct {
 	// Groups are the consumer groups read (--collector.consumer-groups),
 	// sorted by name; nil when the collector is off (snapshot_groups.go).
 	Groups []ConsumerGroup
+	// GroupsListed counts the consumer groups the coordinators listed that
+	// pass the filters, GroupsUnread those of them this refresh could not
+	// read, by why; Groups are the others. Zero when the collector is off.
+	GroupsListed int
+	GroupsUnread [NumGroupUnread]int
 	// LogDirs are the log directories of the brokers that answered
 	// DescribeLogDirs this refresh (fetch_logdirs.go), sorted by broker,
 	// then path; a broker that did not answer has none.

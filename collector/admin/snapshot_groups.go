@@ -20,6 +20,32 @@ type StableOffset struct {
 	Stalled bool
 }
 
+// GroupUnread is why a listed consumer group was not read in a refresh.
+type GroupUnread int
+
+const (
+	// GroupUnreadErrorCode: its coordinator answered its OffsetFetch with an
+	// error code for it (COORDINATOR_LOAD_IN_PROGRESS, not authorized, …) or
+	// left it out.
+	GroupUnreadErrorCode GroupUnread = iota
+	// GroupUnreadNoAnswer: the request for it went unanswered in time or
+	// failed.
+	GroupUnreadNoAnswer
+	// GroupUnreadRefreshEnded: the refresh ended before its request was
+	// answered, with time left in the request's own deadline: more group
+	// requests than the refresh has time for.
+	GroupUnreadRefreshEnded
+	NumGroupUnread
+)
+
+var groupUnreadNames = [NumGroupUnread]string{
+	GroupUnreadErrorCode:    "error_code",
+	GroupUnreadNoAnswer:     "no_answer",
+	GroupUnreadRefreshEnded: "refresh_ended",
+}
+
+func (u GroupUnread) String() string { return groupUnreadNames[u] }
+
 // ConsumerGroup is one consumer group read by the consumer-group collector
 // (--collector.consumer-groups).
 type ConsumerGroup struct {

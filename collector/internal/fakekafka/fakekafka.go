@@ -46,6 +46,8 @@ type Kafka struct {
 	// the requests it answered.
 	logDirs     map[int32]LogDirs
 	logDirAsked []*kmsg.DescribeLogDirsRequest
+	// delays hold requests of a key before the broker handles them.
+	delays map[kmsg.Key]time.Duration
 }
 
 // LogDirs is one broker's DescribeLogDirs answer: each directory's error
@@ -356,4 +358,28 @@ func (f *Kafka) CreateTopic(name string, configs map[string]string, leaders ...i
 			f.t.Fatal(err)
 		}
 	}
+}
+
+// SetDelay makes every request of key wait d before the broker handles it,
+// as a busy broker does: that connection's later requests wait behind it,
+// other connections are served meanwhile. 0 ends it.
+func (f *Kafka) SetDelay(key kmsg.Key, d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.delays == nil {
+		f.delays = make(map[kmsg.Key]time.Duration)
+	}
+	if _, installed := f.delays[key]; !installed {
+		f.C.ControlKey(int16(key), func(kmsg.Request) (kmsg.Response, error, bool) {
+			f.C.KeepControl()
+			f.mu.Lock()
+			d := f.delays[key]
+			f.mu.Unlock()
+			if d > 0 {
+				f.C.SleepControl(func() { time.Sleep(d) })
+			}
+			return nil, nil, false
+		})
+	}
+	f.delays[key] = d
 }
