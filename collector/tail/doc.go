@@ -27,7 +27,9 @@
 //     every file rotated in between is found among the rolled siblings by
 //     inode and read in full, then the new file is read from offset 0;
 //   - nothing is there: the old file was renamed and the new one is not
-//     created yet; we keep the old descriptor and look again next time;
+//     created yet; we keep the old descriptor and look again next time.
+//     Still nothing after missingGrace, the file was deleted (or renamed
+//     for good): it is read to its end, closed, and reported not found;
 //   - the same file, smaller than our offset, or whose first bytes changed:
 //     copytruncate; we restart at 0. Each chunk is read first and only
 //     then checked against the remembered head, so content that replaced the
