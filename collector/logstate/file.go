@@ -24,6 +24,7 @@ type LogFile struct {
 	clock    logparse.FileClock
 	quiet    time.Duration // how long a file must be idle before its held record is flushed
 	stream   *Stream       // the stream it feeds (set by NewStream)
+	log      *slog.Logger
 
 	queue []pending // read, not applied yet; queue[head:] are live
 	head  int
@@ -43,6 +44,15 @@ type LogFile struct {
 	eofSeq, heldAfter uint64
 	more, ended       bool
 
+	// skipUpTo is, after a restart that could not resume at its saved
+	// position, the log time (Unix ns) of the last event applied before the
+	// stop: records up to the first event stamped after it were applied
+	// already and are skipped (0: nothing to skip, or done skipping).
+	skipUpTo  int64
+	nSkipped  uint64    // records skipped so
+	lastEvent time.Time // log time of the last event applied
+	savedLast int64     // the saved position's LastEvent, until an event is applied
+
 	// reachedEnd is set at the first read to the end of the file; backlog
 	// is how many records it had read (or held) by then.
 	reachedEnd bool
@@ -54,7 +64,8 @@ type LogFile struct {
 	nLines     uint64 // their physical lines
 
 	records, lines, malformed, future atomic.Uint64
-	behind                            atomic.Int64 // bytes left to read at the last read
+	skipped                           atomic.Uint64 // events skipped as applied before a restart
+	behind                            atomic.Int64  // bytes left to read at the last read
 	posMu                             sync.Mutex
 	pos                               tail.Position // published Position of applied, for the position file
 	hasPos                            bool
@@ -100,14 +111,16 @@ func NewLogFile(path string, opts LogFileOptions) *LogFile {
 		follower: tail.New(path, tail.Options{
 			FromBeginning: opts.FromBeginning,
 			Start:         opts.Start,
-			Logger:        opts.Logger,
+			Logger:        opts.Logger, // the follower adds file=path
 		}),
 		splitter: logparse.NewSplitter(),
 		parser:   parser,
 		quiet:    opts.PollInterval,
+		log:      opts.Logger.With("file", path),
 	}
-	if opts.Start != nil {
-		f.pos, f.hasPos = *opts.Start, true
+	if p := opts.Start; p != nil {
+		f.pos, f.hasPos = *p, true
+		f.skipUpTo, f.savedLast = p.LastEvent, p.LastEvent
 	}
 	return f
 }
@@ -185,7 +198,11 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 	// Parsed straight into the queue's next slot: most records of a busy log
 	// are events, and an event is a few hundred bytes to copy.
 	p := f.slot()
-	if !f.parser.ParseInto(rec, &p.ev) {
+	isEvent := f.parser.ParseInto(rec, &p.ev)
+	if f.skipUpTo != 0 && f.appliedBefore(isEvent, &p.ev, end) {
+		return
+	}
+	if !isEvent {
 		if f.head < len(f.queue) {
 			last := &f.queue[len(f.queue)-1]
 			last.records++
@@ -210,6 +227,29 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 	p.own() // it waits: its lists must outlive the parser's next parse
 }
 
+// appliedBefore reports whether a record read after a restart that started
+// over (tail.Follower.StartedOver) was applied before the stop, and skips it:
+// every record up to the first event stamped after the last event applied
+// then (or equal: the same millisecond may hold the event applied last).
+// A resume at the saved position reads nothing again: there, and at the
+// first event stamped later, skipping ends for good.
+func (f *LogFile) appliedBefore(isEvent bool, ev *logparse.Event, end tail.Mark) bool {
+	if !f.follower.StartedOver() || isEvent && (ev.Time.IsZero() || ev.Time.UnixNano() > f.skipUpTo) {
+		if n := f.skipped.Load(); n > 0 {
+			f.log.Warn("skipped the events read again after a restart that could not resume at its saved position: they were applied before it",
+				"events", n, "records", f.nSkipped, "up_to", time.Unix(0, f.skipUpTo).UTC())
+		}
+		f.skipUpTo = 0
+		return false
+	}
+	f.nSkipped++
+	if isEvent {
+		f.skipped.Add(1)
+	}
+	f.applied, f.appliedSet = end, true
+	return true
+}
+
 // slot returns the entry just past the queue, reusing the queue's memory.
 func (f *LogFile) slot() *pending {
 	if f.head == len(f.queue) {
@@ -224,7 +264,7 @@ func (f *LogFile) slot() *pending {
 // caughtUp reports whether the records found before the file was first read
 // to its end are all applied.
 func (f *LogFile) caughtUp() bool {
-	return f.ended || f.reachedEnd && f.nRecords >= f.backlog
+	return f.ended || f.reachedEnd && f.nRecords+f.nSkipped >= f.backlog
 }
 
 // next is the oldest event read and not applied, or nil.
@@ -242,6 +282,7 @@ func (f *LogFile) pop() {
 	f.nRecords += p.records
 	f.nLines += p.lines
 	f.applied, f.appliedSet = p.end, true
+	f.lastEvent = p.ev.Time
 }
 
 // publish makes the counts and the applied position visible to scrapes and
@@ -253,6 +294,10 @@ func (f *LogFile) publish() {
 		return
 	}
 	if p, ok := f.follower.PositionOf(f.applied); ok {
+		p.LastEvent = f.savedLast
+		if !f.lastEvent.IsZero() {
+			p.LastEvent = f.lastEvent.UnixNano()
+		}
 		f.posMu.Lock()
 		f.pos, f.hasPos = p, true
 		f.posMu.Unlock()
@@ -310,6 +355,9 @@ type FileStats struct {
 	// BehindBytes is what was left to read, measured at most once a poll
 	// interval while there is more (0 once the end was reached).
 	BehindBytes int64
+	// SkippedEvents counts the events read again after a restart that could
+	// not resume at its saved position, not applied again: they were before it.
+	SkippedEvents uint64
 	tail.Stats
 }
 
@@ -321,6 +369,7 @@ func (f *LogFile) Stats() FileStats {
 		Malformed:        f.malformed.Load(),
 		FutureTimestamps: f.future.Load(),
 		BehindBytes:      f.behind.Load(),
+		SkippedEvents:    f.skipped.Load(),
 		Stats:            f.follower.Stats(),
 	}
 	// Lines as applied, like Records: a line read but not applied yet (the
