@@ -1,6 +1,7 @@
 package logstate
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"log/slog"
@@ -22,7 +23,7 @@ type LogFile struct {
 	splitter *logparse.Splitter
 	parser   *logparse.Parser
 	clock    logparse.FileClock
-	quiet    time.Duration // how long a file must be idle before its held record is flushed
+	quiet    time.Duration // how long a file must be idle, or a record held, before the held record is flushed
 	stream   *Stream       // the stream it feeds (set by NewStream)
 	log      *slog.Logger
 
@@ -43,6 +44,14 @@ type LogFile struct {
 	// the record the splitter holds began.
 	eofSeq, heldAfter uint64
 	more, ended       bool
+	heldSince         time.Time // wall time of the read in which the held record began
+
+	// afterFlush is set when a record was flushed while its file may still
+	// grow (quiet, or held for a poll interval) and at a resume inside a
+	// file: continuation lines that follow belong to that record, not to
+	// nothing, and are counted as its lines (absorbed), not as malformed.
+	afterFlush bool
+	absorbed   uint64
 
 	// skipUpTo is, after a restart that could not resume at its saved
 	// position, the log time (Unix ns) of the last event applied before the
@@ -121,6 +130,7 @@ func NewLogFile(path string, opts LogFileOptions) *LogFile {
 	if p := opts.Start; p != nil {
 		f.pos, f.hasPos = *p, true
 		f.skipUpTo, f.savedLast = p.LastEvent, p.LastEvent
+		f.afterFlush = p.Offset > 0
 	}
 	return f
 }
@@ -142,7 +152,7 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 		// The record held began in this read: remember how much of the file
 		// had been read to its end before it (the watermark's held record
 		// rule). Only a new record ends one, so this needs no look per line.
-		f.heldAfter = f.eofSeq
+		f.heldAfter, f.heldSince = f.eofSeq, now
 	}
 	f.more = more
 	if !more {
@@ -161,10 +171,13 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 	}
 	if f.linesRead > 0 {
 		f.lastLine = now
-	} else if !more && now.Sub(f.lastLine) >= f.quiet {
+	}
+	if !more && f.splitter.Pending() && (now.Sub(f.lastLine) >= f.quiet || now.Sub(f.heldSince) >= f.quiet) {
 		// Quiet for a poll interval: the held record's continuation lines
-		// are not coming.
+		// are not coming. Or held for one while they keep coming: it must
+		// not hold back the other files' events for as long as it grows.
 		f.flush()
+		f.afterFlush = true
 	}
 	if !more {
 		f.behind.Store(0)
@@ -173,16 +186,43 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 		f.behind.Store(f.follower.Behind())
 		f.behindAt = now
 	}
-	f.malformed.Store(uint64(f.splitter.Malformed() + f.parser.Malformed()))
+	f.malformed.Store(uint64(f.splitter.Malformed()+f.parser.Malformed()) - f.absorbed)
 	return f.linesRead > 0 || f.emitted > records
 }
 
 func (f *LogFile) line(b []byte) {
 	f.linesRead++
-	if rec := f.splitter.Push(b); rec != nil {
+	if f.afterFlush {
+		f.lineAfterFlush(b)
+	} else if rec := f.splitter.Push(b); rec != nil {
 		f.record(rec, f.prevEnd)
 	}
 	f.prevEnd = f.follower.Mark()
+}
+
+// lineAfterFlush pushes a line that follows a flushed record: a header starts
+// records as usual, a continuation line (an orphan to the splitter, which
+// holds nothing) is the flushed record's, its line and its end.
+func (f *LogFile) lineAfterFlush(b []byte) {
+	m := f.splitter.Malformed()
+	if rec := f.splitter.Push(b); rec != nil {
+		f.record(rec, f.prevEnd)
+	}
+	switch {
+	case f.splitter.Pending():
+		f.afterFlush = false
+	case f.splitter.Malformed() == m+1 && bytes.IndexByte(b, 0) < 0:
+		f.absorbed++
+		end := f.follower.Mark()
+		if f.head < len(f.queue) {
+			last := &f.queue[len(f.queue)-1]
+			last.lines++
+			last.end = end
+			return
+		}
+		f.nLines++
+		f.applied, f.appliedSet = end, true
+	}
 }
 
 func (f *LogFile) flush() {
@@ -289,7 +329,7 @@ func (f *LogFile) pop() {
 // to the position file.
 func (f *LogFile) publish() {
 	f.records.Store(f.nRecords)
-	f.lines.Store(f.nLines + uint64(f.splitter.Malformed()))
+	f.lines.Store(f.nLines + uint64(f.splitter.Malformed()) - f.absorbed)
 	if !f.appliedSet || f.Path == "-" {
 		return
 	}
