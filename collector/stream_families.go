@@ -27,5 +27,8 @@ var (
 )
 
 func streamFamilies() []*Family {
-	return []*Family{fileBehindFamily, filePartialTruncationsFamily, fileFutureTimestampsFamily, fileSkippedEventsFamily, logCaughtUpFamily, logBehindSecondsFamily}
+	return []*Family{
+		fileBehindFamily, filePartialTruncationsFamily, fileFutureTimestampsFamily, fileSkippedEventsFamily,
+		logCaughtUpFamily, logBehindSecondsFamily,
+	}
 }

@@ -39,7 +39,9 @@ func startExporter(t *testing.T, logFile, positions string) *exporterRun {
 	t.Cleanup(func() {
 		if r.cmd.ProcessState == nil {
 			_ = r.cmd.Process.Kill()
-			<-r.exited
+			if err := <-r.exited; err != nil {
+				t.Logf("the exporter ended with %v", err) // killed: the test failed already
+			}
 		}
 	})
 	return r
@@ -129,7 +131,9 @@ func TestRestartAfterTheLogWasReplacedByACopy(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := 200; i < 205; i++ { // the broker writes on
-				f.WriteString(hw(i))
+				if _, err := f.WriteString(hw(i)); err != nil {
+					t.Fatal(err)
+				}
 			}
 			f.Close()
 			var body string

@@ -129,7 +129,8 @@ func (f *Follower) resumeLive(live *os.File, fi os.FileInfo, p Position, sameIno
 			"offset", p.Offset, "saved_inode", p.Inode)
 		f.setCur(live, fi, true, p.Offset)
 	default:
-		f.log.Warn("file is shorter than the saved position but starts with the same bytes (an older copy restored, or cut short): going on at its end; the lines up to the saved offset were read before",
+		f.log.Warn("file is shorter than the saved position but starts with the same bytes (an older copy restored, or cut short): "+
+			"going on at its end; the lines up to the saved offset were read before",
 			"saved_offset", p.Offset, "size", fi.Size(), "same_inode", sameInode)
 		f.stats.partialTruncations.Add(1)
 		f.setCur(live, fi, true, fi.Size())
