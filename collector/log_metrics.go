@@ -171,6 +171,7 @@ func fileTable(files []logstate.FileStats) *Table {
 			counter(fileTruncationsFamily, func(st *logstate.FileStats) uint64 { return st.Truncations }),
 			counter(filePartialTruncationsFamily, func(st *logstate.FileStats) uint64 { return st.PartialTruncations }),
 			counter(fileFutureTimestampsFamily, func(st *logstate.FileStats) uint64 { return st.FutureTimestamps }),
+			counter(fileSkippedEventsFamily, func(st *logstate.FileStats) uint64 { return st.SkippedEvents }),
 			{fileBehindFamily, func(row int) (float64, bool) { return float64(files[row].BehindBytes), true }},
 			{filePositionFamily, func(row int) (float64, bool) { return float64(files[row].Offset), true }},
 			{fileLastReadFamily, func(row int) (float64, bool) {

@@ -13,6 +13,11 @@ var (
 		"Events stamped more than an hour past both their file's previous event and the wall clock, ordered as that previous event.",
 		Counter, "file").
 		withDoc("Within one file, file order is the truth: such a stamp is not allowed to hold back the file's later lines.")
+	fileSkippedEventsFamily = newFamily("log_events_skipped_total",
+		"Events read again after a restart that could not resume at its saved position, not applied again: they were applied before the stop.",
+		Counter, "file").
+		withDoc("Such a restart (the file's beginning changed, or the saved file matches no file) reads the file from its beginning; " +
+			"every record up to the first event stamped after the last one applied before the stop is skipped. Logged at WARN with the count.")
 	logCaughtUpFamily = newFamily("log_caught_up",
 		"1 once every log file has been read to its end since start: the backlog found at start is applied.",
 		Gauge)
@@ -22,5 +27,8 @@ var (
 )
 
 func streamFamilies() []*Family {
-	return []*Family{fileBehindFamily, filePartialTruncationsFamily, fileFutureTimestampsFamily, logCaughtUpFamily, logBehindSecondsFamily}
+	return []*Family{
+		fileBehindFamily, filePartialTruncationsFamily, fileFutureTimestampsFamily, fileSkippedEventsFamily,
+		logCaughtUpFamily, logBehindSecondsFamily,
+	}
 }

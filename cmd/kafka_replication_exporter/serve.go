@@ -303,7 +303,7 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 			FromBeginning: *s.fromBeginning,
 			PollInterval:  *s.pollInterval,
 			Location:      loc,
-			Logger:        logger.With("file", path),
+			Logger:        logger, // the follower names the file in its lines
 		}
 		if p, ok := saved[path]; ok {
 			opts.Start = &p

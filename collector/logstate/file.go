@@ -1,6 +1,7 @@
 package logstate
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"log/slog"
@@ -22,8 +23,9 @@ type LogFile struct {
 	splitter *logparse.Splitter
 	parser   *logparse.Parser
 	clock    logparse.FileClock
-	quiet    time.Duration // how long a file must be idle before its held record is flushed
+	quiet    time.Duration // how long a file must be idle, or a record held, before the held record is flushed
 	stream   *Stream       // the stream it feeds (set by NewStream)
+	log      *slog.Logger
 
 	queue []pending // read, not applied yet; queue[head:] are live
 	head  int
@@ -42,6 +44,23 @@ type LogFile struct {
 	// the record the splitter holds began.
 	eofSeq, heldAfter uint64
 	more, ended       bool
+	heldSince         time.Time // wall time of the read in which the held record began
+
+	// afterFlush is set when a record was flushed while its file may still
+	// grow (quiet, or held for a poll interval) and at a resume inside a
+	// file: continuation lines that follow belong to that record, not to
+	// nothing, and are counted as its lines (absorbed), not as malformed.
+	afterFlush bool
+	absorbed   uint64
+
+	// skipUpTo is, after a restart that could not resume at its saved
+	// position, the log time (Unix ns) of the last event applied before the
+	// stop: records up to the first event stamped after it were applied
+	// already and are skipped (0: nothing to skip, or done skipping).
+	skipUpTo  int64
+	nSkipped  uint64    // records skipped so
+	lastEvent time.Time // log time of the last event applied
+	savedLast int64     // the saved position's LastEvent, until an event is applied
 
 	// reachedEnd is set at the first read to the end of the file; backlog
 	// is how many records it had read (or held) by then.
@@ -54,7 +73,8 @@ type LogFile struct {
 	nLines     uint64 // their physical lines
 
 	records, lines, malformed, future atomic.Uint64
-	behind                            atomic.Int64 // bytes left to read at the last read
+	skipped                           atomic.Uint64 // events skipped as applied before a restart
+	behind                            atomic.Int64  // bytes left to read at the last read
 	posMu                             sync.Mutex
 	pos                               tail.Position // published Position of applied, for the position file
 	hasPos                            bool
@@ -100,14 +120,17 @@ func NewLogFile(path string, opts LogFileOptions) *LogFile {
 		follower: tail.New(path, tail.Options{
 			FromBeginning: opts.FromBeginning,
 			Start:         opts.Start,
-			Logger:        opts.Logger,
+			Logger:        opts.Logger, // the follower adds file=path
 		}),
 		splitter: logparse.NewSplitter(),
 		parser:   parser,
 		quiet:    opts.PollInterval,
+		log:      opts.Logger.With("file", path),
 	}
-	if opts.Start != nil {
-		f.pos, f.hasPos = *opts.Start, true
+	if p := opts.Start; p != nil {
+		f.pos, f.hasPos = *p, true
+		f.skipUpTo, f.savedLast = p.LastEvent, p.LastEvent
+		f.afterFlush = p.Offset > 0
 	}
 	return f
 }
@@ -129,7 +152,7 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 		// The record held began in this read: remember how much of the file
 		// had been read to its end before it (the watermark's held record
 		// rule). Only a new record ends one, so this needs no look per line.
-		f.heldAfter = f.eofSeq
+		f.heldAfter, f.heldSince = f.eofSeq, now
 	}
 	f.more = more
 	if !more {
@@ -148,10 +171,13 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 	}
 	if f.linesRead > 0 {
 		f.lastLine = now
-	} else if !more && now.Sub(f.lastLine) >= f.quiet {
+	}
+	if !more && f.splitter.Pending() && (now.Sub(f.lastLine) >= f.quiet || now.Sub(f.heldSince) >= f.quiet) {
 		// Quiet for a poll interval: the held record's continuation lines
-		// are not coming.
+		// are not coming. Or held for one while they keep coming: it must
+		// not hold back the other files' events for as long as it grows.
 		f.flush()
+		f.afterFlush = true
 	}
 	if !more {
 		f.behind.Store(0)
@@ -160,16 +186,43 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 		f.behind.Store(f.follower.Behind())
 		f.behindAt = now
 	}
-	f.malformed.Store(uint64(f.splitter.Malformed() + f.parser.Malformed()))
+	f.malformed.Store(uint64(f.splitter.Malformed()+f.parser.Malformed()) - f.absorbed)
 	return f.linesRead > 0 || f.emitted > records
 }
 
 func (f *LogFile) line(b []byte) {
 	f.linesRead++
-	if rec := f.splitter.Push(b); rec != nil {
+	if f.afterFlush {
+		f.lineAfterFlush(b)
+	} else if rec := f.splitter.Push(b); rec != nil {
 		f.record(rec, f.prevEnd)
 	}
 	f.prevEnd = f.follower.Mark()
+}
+
+// lineAfterFlush pushes a line that follows a flushed record: a header starts
+// records as usual, a continuation line (an orphan to the splitter, which
+// holds nothing) is the flushed record's, its line and its end.
+func (f *LogFile) lineAfterFlush(b []byte) {
+	m := f.splitter.Malformed()
+	if rec := f.splitter.Push(b); rec != nil {
+		f.record(rec, f.prevEnd)
+	}
+	switch {
+	case f.splitter.Pending():
+		f.afterFlush = false
+	case f.splitter.Malformed() == m+1 && bytes.IndexByte(b, 0) < 0:
+		f.absorbed++
+		end := f.follower.Mark()
+		if f.head < len(f.queue) {
+			last := &f.queue[len(f.queue)-1]
+			last.lines++
+			last.end = end
+			return
+		}
+		f.nLines++
+		f.applied, f.appliedSet = end, true
+	}
 }
 
 func (f *LogFile) flush() {
@@ -185,7 +238,11 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 	// Parsed straight into the queue's next slot: most records of a busy log
 	// are events, and an event is a few hundred bytes to copy.
 	p := f.slot()
-	if !f.parser.ParseInto(rec, &p.ev) {
+	isEvent := f.parser.ParseInto(rec, &p.ev)
+	if f.skipUpTo != 0 && f.appliedBefore(isEvent, &p.ev, end) {
+		return
+	}
+	if !isEvent {
 		if f.head < len(f.queue) {
 			last := &f.queue[len(f.queue)-1]
 			last.records++
@@ -210,6 +267,29 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 	p.own() // it waits: its lists must outlive the parser's next parse
 }
 
+// appliedBefore reports whether a record read after a restart that started
+// over (tail.Follower.StartedOver) was applied before the stop, and skips it:
+// every record up to the first event stamped after the last event applied
+// then (or equal: the same millisecond may hold the event applied last).
+// A resume at the saved position reads nothing again: there, and at the
+// first event stamped later, skipping ends for good.
+func (f *LogFile) appliedBefore(isEvent bool, ev *logparse.Event, end tail.Mark) bool {
+	if !f.follower.StartedOver() || isEvent && (ev.Time.IsZero() || ev.Time.UnixNano() > f.skipUpTo) {
+		if n := f.skipped.Load(); n > 0 {
+			f.log.Warn("skipped the events read again after a restart that could not resume at its saved position: they were applied before it",
+				"events", n, "records", f.nSkipped, "up_to", time.Unix(0, f.skipUpTo).UTC())
+		}
+		f.skipUpTo = 0
+		return false
+	}
+	f.nSkipped++
+	if isEvent {
+		f.skipped.Add(1)
+	}
+	f.applied, f.appliedSet = end, true
+	return true
+}
+
 // slot returns the entry just past the queue, reusing the queue's memory.
 func (f *LogFile) slot() *pending {
 	if f.head == len(f.queue) {
@@ -224,7 +304,7 @@ func (f *LogFile) slot() *pending {
 // caughtUp reports whether the records found before the file was first read
 // to its end are all applied.
 func (f *LogFile) caughtUp() bool {
-	return f.ended || f.reachedEnd && f.nRecords >= f.backlog
+	return f.ended || f.reachedEnd && f.nRecords+f.nSkipped >= f.backlog
 }
 
 // next is the oldest event read and not applied, or nil.
@@ -242,17 +322,22 @@ func (f *LogFile) pop() {
 	f.nRecords += p.records
 	f.nLines += p.lines
 	f.applied, f.appliedSet = p.end, true
+	f.lastEvent = p.ev.Time
 }
 
 // publish makes the counts and the applied position visible to scrapes and
 // to the position file.
 func (f *LogFile) publish() {
 	f.records.Store(f.nRecords)
-	f.lines.Store(f.nLines + uint64(f.splitter.Malformed()))
+	f.lines.Store(f.nLines + uint64(f.splitter.Malformed()) - f.absorbed)
 	if !f.appliedSet || f.Path == "-" {
 		return
 	}
 	if p, ok := f.follower.PositionOf(f.applied); ok {
+		p.LastEvent = f.savedLast
+		if !f.lastEvent.IsZero() {
+			p.LastEvent = f.lastEvent.UnixNano()
+		}
 		f.posMu.Lock()
 		f.pos, f.hasPos = p, true
 		f.posMu.Unlock()
@@ -310,6 +395,9 @@ type FileStats struct {
 	// BehindBytes is what was left to read, measured at most once a poll
 	// interval while there is more (0 once the end was reached).
 	BehindBytes int64
+	// SkippedEvents counts the events read again after a restart that could
+	// not resume at its saved position, not applied again: they were before it.
+	SkippedEvents uint64
 	tail.Stats
 }
 
@@ -321,6 +409,7 @@ func (f *LogFile) Stats() FileStats {
 		Malformed:        f.malformed.Load(),
 		FutureTimestamps: f.future.Load(),
 		BehindBytes:      f.behind.Load(),
+		SkippedEvents:    f.skipped.Load(),
 		Stats:            f.follower.Stats(),
 	}
 	// Lines as applied, like Records: a line read but not applied yet (the

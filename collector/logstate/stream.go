@@ -89,7 +89,7 @@ func (s *Stream) Step() bool {
 		if j := s.blocker(i); j >= 0 {
 			f := s.files[j]
 			if !f.more && f.eofSeq > s.files[i].next().seq {
-				break // its held record began too early: wait for its next line or its quiet flush
+				break // its held record began too early: wait for its next line or its flush (quiet, or held a poll interval)
 			}
 			// It may hold what goes first: read it now, then choose again.
 			if s.read(f, now) {

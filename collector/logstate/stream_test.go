@@ -1,6 +1,7 @@
 package logstate
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -120,5 +121,48 @@ func TestCaughtUpWaitsForTheHeldRecord(t *testing.T) {
 	stream.Step()
 	if !stream.CaughtUp() || f.Stats().Records != 2 {
 		t.Errorf("want caught up with both records applied, got %v, %d records", stream.CaughtUp(), f.Stats().Records)
+	}
+}
+
+// A record that keeps getting continuation lines (a writer appending a
+// stack trace a line at a time, less than a poll interval apart) is applied
+// after about a poll interval all the same: it must not hold back the events
+// of the other files for as long as it grows. Its later continuation lines
+// belong to it: they are not malformed.
+func TestEndlessRecordDoesNotHoldOtherFilesBack(t *testing.T) {
+	dir := t.TempDir()
+	server, stateChange := filepath.Join(dir, "server.log"), filepath.Join(dir, "state-change.log")
+	appendLines(t, server)
+	appendLines(t, stateChange)
+	const poll = 50 * time.Millisecond
+	s := NewStore(nil)
+	var files []*LogFile
+	for _, p := range []string{server, stateChange} {
+		files = append(files, NewLogFile(p, LogFileOptions{Location: time.UTC, PollInterval: poll}))
+	}
+	stream := NewStream(s, files, poll)
+	drain(stream)
+	appendLines(t, server, "[2026-11-30 10:00:00,000] ERROR [ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] Error for partition orders-0 (kafka.server.ReplicaFetcherThread)")
+	appendLines(t, stateChange, line(leaderStart, "1", "4", "5"))
+	leaders := func() uint64 {
+		return partitions(s)[logparse.PartitionKey{Topic: "orders", Partition: 0}].Counters[LeaderTransitions]
+	}
+	start := time.Now()
+	var appliedAfter time.Duration
+	for i := 0; time.Since(start) < 20*poll; i++ {
+		appendLines(t, server, fmt.Sprintf("\tat kafka.server.ReplicaFetcherThread.frame%d(ReplicaFetcherThread.scala:%d)", i, i))
+		drain(stream)
+		if appliedAfter == 0 && leaders() == 1 {
+			appliedAfter = time.Since(start)
+		}
+		time.Sleep(poll / 5)
+	}
+	if appliedAfter == 0 || appliedAfter > 10*poll {
+		t.Fatalf("the leader line of state-change.log waited %v (0: still waiting) behind a record that kept growing; want about a poll interval (%v)", appliedAfter, poll)
+	}
+	time.Sleep(2 * poll)
+	drain(stream)
+	if st := files[0].Stats(); st.Malformed != 0 || st.Records != 1 {
+		t.Errorf("want the growing record applied once, none of its lines malformed, got %d records, %d malformed", st.Records, st.Malformed)
 	}
 }

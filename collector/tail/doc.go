@@ -27,7 +27,9 @@
 //     every file rotated in between is found among the rolled siblings by
 //     inode and read in full, then the new file is read from offset 0;
 //   - nothing is there: the old file was renamed and the new one is not
-//     created yet; we keep the old descriptor and look again next time;
+//     created yet; we keep the old descriptor and look again next time.
+//     Still nothing after missingGrace, the file was deleted (or renamed
+//     for good): it is read to its end, closed, and reported not found;
 //   - the same file, smaller than our offset, or whose first bytes changed:
 //     copytruncate; we restart at 0. Each chunk is read first and only
 //     then checked against the remembered head, so content that replaced the
@@ -53,7 +55,11 @@
 // saved file is found among the rolled siblings (server.log.2025-10-16-14,
 // server.log.3, 0.log.20251016-155712) by inode and head fingerprint, and
 // read on from the saved offset, followed by every newer rolled file and
-// the live one. Which rolled file is newer is decided from the files
+// the live one. A file is its content: a live file under another inode
+// that starts with the saved bytes (a copy, a restore) is read on from the
+// saved offset, or from its end when it is shorter. When nothing matches,
+// the live file is read from 0 and StartedOver says so, so that the caller
+// can skip what it applied before (Position.LastEvent). Which rolled file is newer is decided from the files
 // (rolled.go): numbered names run one way for log4j 1.x and the other for
 // log4j2. RolledName is the one rule for which names are rolled copies.
 // PositionStore also locks its file against a second process and counts

@@ -18,6 +18,12 @@ const (
 	DefaultPollInterval = 250 * time.Millisecond
 	DefaultMaxLineBytes = 1 << 20
 	readBufferSize      = 128 << 10
+	// missingGrace is how long the path may stay missing while the file
+	// read is open before it counts as deleted: log4j, logrotate's create
+	// and kubelet create the new file within milliseconds of the rename,
+	// and 2 s (eight poll intervals) still shows a deletion within a
+	// scrape interval.
+	missingGrace = 2 * time.Second
 	// headSize is how much of a file's beginning is remembered to recognize
 	// it: a Kafka line is ~100-250 bytes and starts with a millisecond
 	// timestamp, so a regrown file almost never repeats the first 256 bytes.
@@ -71,10 +77,14 @@ type Follower struct {
 	buf      []byte
 	scratch  []byte
 
-	started bool // the start position has been chosen
-	closed  bool
-	budget  int  // bytes the current Read may still read
-	resumed bool // the last Read stopped at its budget: the next goes on with the same pass
+	started     bool // the start position has been chosen
+	startedOver bool // the Start position could not be resumed: reading began at 0
+	closed      bool
+	// missingSince is when the path was first found missing while the
+	// current file is open (zero while it is there).
+	missingSince time.Time
+	budget       int  // bytes the current Read may still read
+	resumed      bool // the last Read stopped at its budget: the next goes on with the same pass
 
 	// hook, when set by tests, runs at points inside Poll where a real
 	// writer could act concurrently; it lets a test rotate "mid-poll".
@@ -251,9 +261,16 @@ func (f *Follower) pollFile(deliver func([]byte)) error {
 		fi, err := os.Stat(f.path)
 		if errors.Is(err, fs.ErrNotExist) {
 			// Renamed away and not recreated yet: keep reading the old
-			// file until the new one appears.
-			return nil
+			// file until the new one appears, for a while.
+			if f.missingSince.IsZero() {
+				f.missingSince = time.Now()
+			}
+			if time.Since(f.missingSince) < missingGrace {
+				return nil
+			}
+			return f.gone(deliver, err)
 		}
+		f.missingSince = time.Time{}
 		if err != nil {
 			return err
 		}
@@ -278,6 +295,27 @@ func (f *Follower) pollFile(deliver func([]byte)) error {
 			return err
 		}
 	}
+}
+
+// gone gives up a live file whose name has been missing for missingGrace:
+// deleted (or renamed for good), it will not get a successor to rotate to.
+// What its writer appended since our last read is read, its last partial
+// line delivered, and it is closed, so that the space of a deleted file is
+// freed; missing is then the reason reported until a file is back at the
+// path, which is read from its beginning.
+func (f *Follower) gone(deliver func([]byte), missing error) error {
+	if err := f.drain(deliver); err != nil {
+		return err
+	}
+	if f.budget <= 0 {
+		f.resumed = true
+		return errBudget
+	}
+	f.flush(deliver)
+	f.closeCur()
+	f.missingSince = time.Time{}
+	f.log.Info("log file still missing after "+missingGrace.String()+": read it to its end and closed it", "size", f.offset)
+	return missing
 }
 
 // drain reads cur to EOF, or until the Read's budget is spent, delivering

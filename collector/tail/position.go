@@ -20,8 +20,9 @@ import (
 // Position is where a follower stands: the end of the last line it
 // delivered, in the file identified by Dev and Inode, which was (or still is)
 // at Path. The head fingerprint (a hash of the file's first HeadLen bytes)
-// tells the same file from a new one that reused the inode, and a file that
-// was truncated and regrown while we were down.
+// is what identifies the file's content: it tells the same file from a new
+// one that reused the inode, recognizes a copy of it under another inode,
+// and a file that was truncated and regrown while we were down.
 type Position struct {
 	Path     string `json:"path"`
 	Dev      uint64 `json:"dev"`
@@ -29,6 +30,12 @@ type Position struct {
 	Offset   int64  `json:"offset"`
 	HeadLen  int    `json:"head_len"`
 	HeadHash uint64 `json:"head_hash"`
+	// LastEvent is the log time (Unix nanoseconds) of the last event the
+	// caller applied before this point, which the follower does not know:
+	// the caller sets it, so that a restart that has to read the file from
+	// its beginning can skip what was applied already. 0: unknown (also in
+	// a position file written before it existed).
+	LastEvent int64 `json:"last_event_unix_nano,omitempty"`
 
 	// corrupt is why the entry could not be decoded, for one loaded from a
 	// damaged file; the follower then takes the safe path (see check).

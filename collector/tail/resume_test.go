@@ -2,6 +2,7 @@ package tail
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -165,5 +166,116 @@ func TestPositionStore(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("temporary file left behind: %v", ents)
+	}
+}
+
+// replaceWithCopy replaces path by a copy of its first n bytes (all of it
+// when n < 0), as a backup restore or a config-management tool does: same
+// bytes, another inode (`cp -p server.log x && mv x server.log`), or, with
+// inPlace, the same inode rewritten (`cp backup server.log`).
+func replaceWithCopy(t *testing.T, path string, n int, inPlace bool) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n >= 0 {
+		data = data[:n]
+	}
+	if inPlace {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	tmp := path + ".copy"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A file replaced while we were down by one that starts with the same bytes
+// is the same log: the identity of a file is its content, not its inode. At
+// least as long as the saved offset, it is read on from there; shorter, it
+// goes on at its end, as a live partial truncation does. Nothing read before
+// the stop is delivered again, in neither case.
+func TestResumeInAFileReplacedByACopy(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		keep    int // lines the copy keeps; -1: all of them
+		inPlace bool
+	}{
+		{"identical copy, new inode", -1, false},
+		{"identical copy, same inode", -1, true},
+		{"older shorter copy, same inode", 60, true},
+		{"older shorter copy, new inode", 60, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "server.log")
+			store := NewPositionStore(filepath.Join(dir, "positions.json"))
+			w := newLogWriter(t, path, 5)
+			w.write(100)
+			w.close()
+			seq := &sequence{t: t, exact: true}
+			stopAt(t, path, seq, store)
+			keep := -1
+			if tc.keep >= 0 {
+				keep = 0
+				for i := range tc.keep {
+					keep += len(kafkaLine(i))
+				}
+			}
+			replaceWithCopy(t, path, keep, tc.inPlace)
+			w.create()
+			defer w.close()
+			if keep < 0 {
+				// The broker writes on in the copy. (In a shorter one what
+				// is written before the restart is after its end: lost, as
+				// in a live partial truncation.)
+				w.write(5)
+			}
+			var warned int
+			saved, _, err := store.Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := saved[path]
+			f := New(path, Options{Start: &p, Logger: slog.New(warnings{slog.DiscardHandler, &warned})})
+			defer f.Close()
+			mustPoll(t, f, seq.deliver) // exact: line 100 next, nothing again
+			w.write(10)
+			mustPoll(t, f, seq.deliver)
+			st := f.Stats()
+			if seq.next != w.next || st.ResumeMisses != 0 || st.Truncations != 0 || f.StartedOver() {
+				t.Fatalf("want lines 100-%d after the restart and no start over, got up to %d, %+v", w.next-1, seq.next-1, st)
+			}
+			if shorter := tc.keep >= 0; shorter && (st.PartialTruncations != 1 || warned != 1) {
+				t.Fatalf("a shorter copy: want one partial truncation and one warning, got %+v and %d warnings", st, warned)
+			}
+		})
+	}
+}
+
+// A position file written before positions kept the last event's time
+// still loads, the time as 0 (unknown); one that has it keeps it.
+func TestPositionFileWithoutTheLastEventTimeLoads(t *testing.T) {
+	old := `{"version":1,"positions":[{"path":"/var/log/kafka/server.log","dev":1,"inode":2,"offset":3,"head_len":3,"head_hash":4}]}`
+	saved, problems, err := decodePositions([]byte(old))
+	want := Position{Path: "/var/log/kafka/server.log", Dev: 1, Inode: 2, Offset: 3, HeadLen: 3, HeadHash: 4}
+	if err != nil || len(problems) != 0 || saved[want.Path] != want {
+		t.Fatalf("loaded %+v, %v, %v; want %+v", saved, problems, err, want)
+	}
+	dir := t.TempDir()
+	store := NewPositionStore(filepath.Join(dir, "positions.json"))
+	want.LastEvent = 1764496800123000000
+	if err := store.Save([]Position{want}); err != nil {
+		t.Fatal(err)
+	}
+	if saved, _, err = store.Load(); err != nil || saved[want.Path] != want {
+		t.Fatalf("loaded %+v, %v; want %+v", saved, err, want)
 	}
 }

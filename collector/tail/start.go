@@ -39,11 +39,13 @@ func (f *Follower) openLive() error {
 }
 
 // resume positions the follower at a saved Position. The saved file may
-// still be the live one, or have been rotated (once or several times) while
-// we were down: then it is read from the saved offset, every file rolled
-// after it in full, and the live file from 0, so that a restart neither
-// loses nor repeats lines. When the saved file is gone, the live file is
-// read from its beginning and the miss counted.
+// still be the live one, have been replaced by a copy of itself (the same
+// first bytes under another inode, or rewritten shorter in place), or have
+// been rotated (once or several times) while we were down: then it is read
+// from the saved offset, every file rolled after it in full, and the live
+// file from 0, so that a restart neither loses nor repeats lines. When the
+// saved file is gone, the live file is read from its beginning, the miss
+// counted, and StartedOver reports it.
 func (f *Follower) resume(p Position) error {
 	live, liveInfo, err := openRegular(f.path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -52,6 +54,7 @@ func (f *Follower) resume(p Position) error {
 	f.started = true
 	startOver := func(msg string, args ...any) error {
 		f.stats.resumeMisses.Add(1)
+		f.startedOver = true
 		f.log.Warn(msg, args...)
 		if live != nil {
 			f.setCur(live, liveInfo, true, 0)
@@ -71,13 +74,13 @@ func (f *Follower) resume(p Position) error {
 	}
 
 	if live != nil && saved(liveInfo) {
-		if hasHead(live, p) && liveInfo.Size() >= p.Offset {
-			f.log.Info("resuming", "offset", p.Offset)
-			f.setCur(live, liveInfo, true, p.Offset)
+		if f.resumeLive(live, liveInfo, p, true) {
 			return nil
 		}
-		f.log.Warn("file was truncated while we were down: reading it from the beginning", "saved_offset", p.Offset)
+		f.log.Warn("file was truncated or rewritten while we were down (its first bytes changed): reading it from the beginning",
+			"saved_offset", p.Offset)
 		f.stats.truncations.Add(1)
+		f.startedOver = true
 		f.setCur(live, liveInfo, true, 0)
 		return nil
 	}
@@ -98,9 +101,48 @@ func (f *Follower) resume(p Position) error {
 			q.f.Close()
 		}
 	}
+	// A file is its content: one under another inode that starts with the
+	// saved bytes is a copy of ours (a restore, `cp -p` and `mv`).
+	if live != nil && p.HeadLen > 0 && f.resumeLive(live, liveInfo, p, false) {
+		return nil
+	}
 	return startOver("saved position matches no file: reading the live file from the beginning; lines rotated away while we were down are lost",
 		"inode", p.Inode, "offset", p.Offset)
 }
+
+// resumeLive resumes in the live file if it starts with the saved head: at
+// the saved offset when it is that long, else at its end, as a live partial
+// truncation goes on (a shorter file with our first bytes is an older copy
+// restored, or ours cut short: what it lacks was read already). sameInode
+// says whether it is the saved file itself or a copy; each case but the
+// plain resume is logged at WARN once.
+func (f *Follower) resumeLive(live *os.File, fi os.FileInfo, p Position, sameInode bool) bool {
+	if !hasHead(live, p) {
+		return false
+	}
+	switch {
+	case fi.Size() >= p.Offset && sameInode:
+		f.log.Info("resuming", "offset", p.Offset)
+		f.setCur(live, fi, true, p.Offset)
+	case fi.Size() >= p.Offset:
+		f.log.Warn("file was replaced while we were down by a copy (the same first bytes under another inode): resuming at the saved offset",
+			"offset", p.Offset, "saved_inode", p.Inode)
+		f.setCur(live, fi, true, p.Offset)
+	default:
+		f.log.Warn("file is shorter than the saved position but starts with the same bytes (an older copy restored, or cut short): "+
+			"going on at its end; the lines up to the saved offset were read before",
+			"saved_offset", p.Offset, "size", fi.Size(), "same_inode", sameInode)
+		f.stats.partialTruncations.Add(1)
+		f.setCur(live, fi, true, fi.Size())
+	}
+	return true
+}
+
+// StartedOver reports whether the Start position could not be resumed and
+// reading began at the beginning of the live file instead (its first bytes
+// changed, or the saved file matches no file): lines delivered since may
+// have been delivered before the stop. Call it from Read's goroutine.
+func (f *Follower) StartedOver() bool { return f.startedOver }
 
 // hasHead reports whether fh starts with the bytes p was saved with; p has
 // passed check.

@@ -175,3 +175,41 @@ func TestReasonFor(t *testing.T) {
 		}
 	}
 }
+
+// A file deleted and never created again is missing, not healthy: after the
+// grace a rotation's create gets, it is reported not_found (so that
+// kafka_replication_log_file_open is 0 and KafkaReplicationExporterLogFileMissing
+// can fire), what the writer still appended to the deleted file is read, and
+// the descriptor is closed so that the deleted file's space is freed.
+func TestDeletedFileIsReportedMissingAndClosed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	w := newLogWriter(t, path, 6)
+	defer w.close()
+	w.write(10)
+	seq := &sequence{t: t, exact: true}
+	f := New(path, Options{FromBeginning: true})
+	defer f.Close()
+	pollState(t, f, seq.deliver, 1, "")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	pollState(t, f, seq.deliver, 1, "") // within the grace: a rotation's create may follow
+	w.write(5)                          // the writer still has the deleted file open
+	time.Sleep(missingGrace + 100*time.Millisecond)
+	st := pollState(t, f, seq.deliver, 1, ReasonNotFound)
+	if seq.next != 15 || st.Errors[ReasonNotFound] != 1 {
+		t.Fatalf("want the deleted file read to its end (15 lines), got up to %d; %+v", seq.next-1, st)
+	}
+	if f.cur != nil {
+		t.Fatal("the deleted file is still open")
+	}
+	pollState(t, f, seq.deliver, 2, ReasonNotFound)
+	// Created again: read from its beginning, healthy again.
+	w.close()
+	w.create()
+	w.write(3)
+	pollState(t, f, seq.deliver, 1, "")
+	if seq.next != 18 {
+		t.Fatalf("want the new file's 3 lines, got up to %d", seq.next-1)
+	}
+}
