@@ -237,6 +237,7 @@ func TestPollerHWRegression(t *testing.T) {
 	f.SetOffsets(k, fakekafka.Offsets{HW: 100, LEO: 100})
 	a.refresh(context.Background())
 	expect(t, "first reading", regressions(), "orders/0=0")
+	oldID := a.Snapshot().Topics[0].ID
 
 	f.SetOffsets(k, fakekafka.Offsets{HW: 90, LEO: 90})
 	a.refresh(context.Background())
@@ -252,6 +253,12 @@ func TestPollerHWRegression(t *testing.T) {
 	f.SetOffsets(k, fakekafka.Offsets{HW: 0, LEO: 0})
 	a.refresh(context.Background())
 	expect(t, "topic re-created", regressions(), "orders/0=1")
+	// The topic id as Kafka prints it (base64, 22 characters), new for the
+	// new topic: what the rules tell a re-created topic apart by.
+	newID := a.Snapshot().Topics[0].ID
+	if len(oldID) != 22 || len(newID) != 22 || oldID == newID {
+		t.Errorf("want two different 22-character topic ids across re-creation, got %q and %q", oldID, newID)
+	}
 }
 
 // TestPollerOfflinePartition: a partition without a leader stays exported

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"cmp"
+	"encoding/base64"
 	"log/slog"
 	"slices"
 	"strings"
@@ -75,7 +76,10 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 			t = len(snap.Topics)
 			topicOf[pp.key.Topic] = t
 			m := b.minISR.minISROf(pp.key.Topic)
-			snap.Topics = append(snap.Topics, Topic{Name: pp.key.Topic, MinISRConfig: m.value, MinISRSource: m.source, MinISRUnusable: m.unusable})
+			snap.Topics = append(snap.Topics, Topic{
+				Name: pp.key.Topic, ID: topicIDString(pp.topicID),
+				MinISRConfig: m.value, MinISRSource: m.source, MinISRUnusable: m.unusable,
+			})
 			perTopic = append(perTopic, 0)
 		}
 		perTopic[t]++
@@ -201,6 +205,15 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 	snap.LogDirs = b.logDirs.observe(got.logDirs)
 	b.reassign = got.reassign
 	return snap
+}
+
+// topicIDString is a topic id as Kafka prints it (Uuid.toString: unpadded
+// URL-safe base64), "" for the zero id of a Metadata answer without ids.
+func topicIDString(id [16]byte) string {
+	if id == ([16]byte{}) {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString(id[:])
 }
 
 // stallCause says why a stalled partition's HW does not move, from what the
