@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -633,4 +634,22 @@ func freePorts(t *testing.T, n int) []int {
 		l.Close()
 	}
 	return ports
+}
+
+// TestPollerWarnsWithoutTopicIDs: a Metadata version without topic ids
+// (--kafka.version below 2.8.0) leaves every topic's ID empty, so no
+// kafka_replication_topic_info, and says so at WARN once, not every refresh.
+func TestPollerWarnsWithoutTopicIDs(t *testing.T) {
+	f := fakekafka.New(t)
+	f.CreateTopic("orders", nil, 0)
+	var logs bytes.Buffer
+	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{Logger: slogTo(&logs)}, func(c *Config) { c.Version = "2.7.0" })
+	a.refresh(context.Background())
+	a.refresh(context.Background())
+	if id := a.Snapshot().Topics[0].ID; id != "" {
+		t.Errorf("want no topic id from Metadata v9, got %q", id)
+	}
+	if n := strings.Count(logs.String(), "level=WARN msg=\"Metadata carries no topic ids"); n != 1 {
+		t.Errorf("want one WARN about missing topic ids, got %d:\n%s", n, logs.String())
+	}
 }
