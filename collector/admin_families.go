@@ -21,6 +21,11 @@ var (
 	topicMinISRFamily = newFamily("topic_min_insync_replicas_config",
 		"min.insync.replicas of the topic from DescribeConfigs (topic override, else the broker default).",
 		Gauge, topicLabels...)
+	topicInfoFamily = newFamily("topic_info",
+		"1 for each exported topic, labeled with the topic id Kafka's Metadata gives it: a topic deleted and re-created under its name has a new one.",
+		Gauge, "topic", "topic_id").
+		withDoc("The shipped rules join it into the cluster-wide high watermark and leader epoch, so that a re-created topic is no loss and no flapping. " +
+			"Absent for a topic whose Metadata carries no id (Kafka before 2.8, or `--kafka.version` below 2.8.0).")
 	brokerResponsiveFamily = newFamily("broker_responsive",
 		"1 if the broker answered every admin request of the last refresh in time, 0 if one failed or went unanswered.",
 		Gauge, "broker").
@@ -149,7 +154,7 @@ func Families() []*Family {
 	fams = append(fams, streamFamilies()...)
 	fams = append(fams,
 		upFamily, lastRefreshFamily, refreshDurationFamily, brokerIdentifiedFamily,
-		requestErrorsFamily, disagreementsFamily, topicMinISRFamily, brokerResponsiveFamily,
+		requestErrorsFamily, disagreementsFamily, topicMinISRFamily, topicInfoFamily, brokerResponsiveFamily,
 		replicasFamily, isrFamily, minISRFamily, underReplicatedFamily, underMinISRFamily, atMinISRFamily, headroomFamily,
 		leaderFamily, leaderEpochFamily, hwFamily, leoFamily, lsoFamily, lsoLagSecondsFamily, lsoStalledFamily, stalledFamily, lastAdvanceFamily, regressionsFamily,
 		elrFamily, lastKnownELRFamily, reassigningFamily, reassignAddingFamily, reassignRemovingFamily, urpByMoveFamily,

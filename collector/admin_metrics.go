@@ -120,7 +120,7 @@ var adminScrapePool = sync.Pool{New: func() any { return new(adminScrape) }}
 // Tables snapshots the poller and returns its tables (a TableSource).
 func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	s := m.src.Snapshot()
-	tables := []*Table{refreshTable(s), requestErrorTable(s), disagreementTable(s), topicMinISRTable(s), brokerTable(s), logDirTable(s)}
+	tables := []*Table{refreshTable(s), requestErrorTable(s), disagreementTable(s), topicMinISRTable(s), topicInfoTable(s), brokerTable(s), logDirTable(s)}
 	tables = append(tables, unusableTables(s)...)
 	if s.Groups != nil {
 		tables = append(tables, groupTables(s)...)
@@ -271,6 +271,18 @@ func topicMinISRTable(s *admin.Snapshot) *Table {
 			{topicMinISRFamily, func(row int) (float64, bool) {
 				return float64(topics[row].MinISRConfig), topics[row].MinISRConfig > 0
 			}},
+		},
+	}
+}
+
+// topicInfoTable has a series for each topic whose id Metadata gave.
+func topicInfoTable(s *admin.Snapshot) *Table {
+	topics := s.Topics
+	return &Table{
+		Rows:   len(topics),
+		Labels: func(row int, values []string) { values[0], values[1] = topics[row].Name, topics[row].ID },
+		Columns: []Column{
+			{topicInfoFamily, func(row int) (float64, bool) { return 1, topics[row].ID != "" }},
 		},
 	}
 }

@@ -286,3 +286,24 @@ kafka_replication_partition_under_replicated_by_reassignment{topic="orders"} 1
 		}
 	}
 }
+
+// TestAdminTopicInfo: one info series per exported topic with the topic id
+// Kafka gave it, as Kafka prints it, in every partition series mode; none
+// for a topic whose Metadata carried no id (there is nothing to join on).
+func TestAdminTopicInfo(t *testing.T) {
+	s := &admin.Snapshot{Topics: []admin.Topic{
+		{Name: "legacy", Partitions: []admin.Partition{{Topic: "legacy", Partition: 0, Replicas: 1, ISR: 1}}},
+		{Name: "orders", ID: "Zb7WlVhSTtWnsrN9bx1D0A", Partitions: []admin.Partition{{Topic: "orders", Partition: 0, Replicas: 3, ISR: 3}}},
+	}}
+	const want = `
+# HELP kafka_replication_topic_info 1 for each exported topic, labeled with the topic id Kafka's Metadata gives it: a topic deleted and re-created under its name has a new one.
+# TYPE kafka_replication_topic_info gauge
+kafka_replication_topic_info{topic="orders",topic_id="Zb7WlVhSTtWnsrN9bx1D0A"} 1
+`
+	for _, series := range []PartitionSeries{AllPartitionSeries, UnhealthyPartitionSeries, TopicSeries} {
+		src := TableSource(NewAdminMetrics(newSnapshotSource(s), series).Tables)
+		if err := testutil.GatherAndCompare(textGatherer(t, src), strings.NewReader(want), "kafka_replication_topic_info"); err != nil {
+			t.Errorf("partition series %v: %v", series, err)
+		}
+	}
+}

@@ -295,6 +295,7 @@ func waitFor(ctx context.Context, d time.Duration, cond func() bool) error {
 // lossAlertLoop is a sidecar per broker, Prometheus with the shipped rules
 // and Alertmanager, for the regression rule.
 type lossAlertLoop struct {
+	es   stack.Exporters
 	prom *stack.Prometheus
 	hook *stack.Webhook
 }
@@ -328,5 +329,5 @@ func startLossAlertLoop(ctx context.Context, t *testing.T, c *harness.Cluster) *
 	prom, err := stack.StartPrometheus(ctx, dir, es.Targets(), []string{rules}, am.URL, time.Second)
 	must(t, err)
 	t.Cleanup(prom.Close)
-	return &lossAlertLoop{prom: prom, hook: hook}
+	return &lossAlertLoop{es: es, prom: prom, hook: hook}
 }

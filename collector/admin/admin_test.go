@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -237,6 +238,7 @@ func TestPollerHWRegression(t *testing.T) {
 	f.SetOffsets(k, fakekafka.Offsets{HW: 100, LEO: 100})
 	a.refresh(context.Background())
 	expect(t, "first reading", regressions(), "orders/0=0")
+	oldID := a.Snapshot().Topics[0].ID
 
 	f.SetOffsets(k, fakekafka.Offsets{HW: 90, LEO: 90})
 	a.refresh(context.Background())
@@ -252,6 +254,12 @@ func TestPollerHWRegression(t *testing.T) {
 	f.SetOffsets(k, fakekafka.Offsets{HW: 0, LEO: 0})
 	a.refresh(context.Background())
 	expect(t, "topic re-created", regressions(), "orders/0=1")
+	// The topic id as Kafka prints it (base64, 22 characters), new for the
+	// new topic: what the rules tell a re-created topic apart by.
+	newID := a.Snapshot().Topics[0].ID
+	if len(oldID) != 22 || len(newID) != 22 || oldID == newID {
+		t.Errorf("want two different 22-character topic ids across re-creation, got %q and %q", oldID, newID)
+	}
 }
 
 // TestPollerOfflinePartition: a partition without a leader stays exported
@@ -626,4 +634,22 @@ func freePorts(t *testing.T, n int) []int {
 		l.Close()
 	}
 	return ports
+}
+
+// TestPollerWarnsWithoutTopicIDs: a Metadata version without topic ids
+// (--kafka.version below 2.8.0) leaves every topic's ID empty, so no
+// kafka_replication_topic_info, and says so at WARN once, not every refresh.
+func TestPollerWarnsWithoutTopicIDs(t *testing.T) {
+	f := fakekafka.New(t)
+	f.CreateTopic("orders", nil, 0)
+	var logs bytes.Buffer
+	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{Logger: slogTo(&logs)}, func(c *Config) { c.Version = "2.7.0" })
+	a.refresh(context.Background())
+	a.refresh(context.Background())
+	if id := a.Snapshot().Topics[0].ID; id != "" {
+		t.Errorf("want no topic id from Metadata v9, got %q", id)
+	}
+	if n := strings.Count(logs.String(), "level=WARN msg=\"Metadata carries no topic ids"); n != 1 {
+		t.Errorf("want one WARN about missing topic ids, got %d:\n%s", n, logs.String())
+	}
 }

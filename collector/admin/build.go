@@ -2,6 +2,7 @@ package admin
 
 import (
 	"cmp"
+	"encoding/base64"
 	"log/slog"
 	"slices"
 	"strings"
@@ -30,6 +31,7 @@ type builder struct {
 	lso           *lsoTracker         // since when each LSO holds consumers back (build_lso.go); nil unless the LSO is read
 	logDirs       logDirWatch         // the log directories last answered (fetch_logdirs.go)
 	reassign      reassignments       // the last refresh's reassignments (setReassignment)
+	noTopicIDs    bool                // the last snapshot had topics without an id (warnTopicIDs)
 }
 
 func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
@@ -75,7 +77,10 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 			t = len(snap.Topics)
 			topicOf[pp.key.Topic] = t
 			m := b.minISR.minISROf(pp.key.Topic)
-			snap.Topics = append(snap.Topics, Topic{Name: pp.key.Topic, MinISRConfig: m.value, MinISRSource: m.source, MinISRUnusable: m.unusable})
+			snap.Topics = append(snap.Topics, Topic{
+				Name: pp.key.Topic, ID: topicIDString(pp.topicID),
+				MinISRConfig: m.value, MinISRSource: m.source, MinISRUnusable: m.unusable,
+			})
 			perTopic = append(perTopic, 0)
 		}
 		perTopic[t]++
@@ -190,6 +195,7 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 		ts.Partitions = append(ts.Partitions, s)
 	}
 
+	b.warnTopicIDs(snap.Topics)
 	b.join.pruneOpen(func(k conflictKey) bool { _, ok := topicOf[k.Topic]; return ok })
 	for i := range snap.Topics {
 		slices.SortFunc(snap.Topics[i].Partitions, func(x, y Partition) int { return cmp.Compare(x.Partition, y.Partition) })
@@ -201,6 +207,38 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 	snap.LogDirs = b.logDirs.observe(got.logDirs)
 	b.reassign = got.reassign
 	return snap
+}
+
+// topicIDString is a topic id as Kafka prints it (Uuid.toString: unpadded
+// URL-safe base64), "" for the zero id of a Metadata answer without ids.
+func topicIDString(id [16]byte) string {
+	if id == ([16]byte{}) {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString(id[:])
+}
+
+// warnTopicIDs says at WARN, once per change, that Metadata gave exported
+// topics no id: the rules then tell a re-created topic apart by its leader
+// epoch alone.
+func (b *builder) warnTopicIDs(topics []Topic) {
+	if len(topics) == 0 {
+		return // nothing exported says nothing either way (a broker leading nothing)
+	}
+	without := 0
+	for i := range topics {
+		if topics[i].ID == "" {
+			without++
+		}
+	}
+	switch {
+	case without > 0 && !b.noTopicIDs:
+		b.logger.Warn("Metadata carries no topic ids (Kafka before 2.8, or --kafka.version below 2.8.0): kafka_replication_topic_info is absent for those topics, "+
+			"and a topic re-created under its name whose leader then moves may page KafkaPartitionCommittedOffsetsLost.", "topics", without)
+	case without == 0 && b.noTopicIDs:
+		b.logger.Info("Metadata carries topic ids again.")
+	}
+	b.noTopicIDs = without > 0
 }
 
 // stallCause says why a stalled partition's HW does not move, from what the

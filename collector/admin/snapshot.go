@@ -155,7 +155,11 @@ type BrokerStatus struct {
 
 // Topic is one exported topic.
 type Topic struct {
-	Name         string
+	Name string
+	// ID is Kafka's topic id as Kafka prints it (unpadded URL-safe base64),
+	// new for a topic deleted and re-created under the same name; "" when
+	// Metadata carried none (Kafka before 2.8, or --kafka.version below 2.8.0).
+	ID           string
 	MinISRConfig int // configured min.insync.replicas; 0 = unknown
 	MinISRSource MinISRSource
 	// MinISRUnusable is why the topic's own answer was unusable, when

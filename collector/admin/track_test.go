@@ -177,6 +177,22 @@ func TestHWTrackerRecreatedTopicIsNotARegression(t *testing.T) {
 	}
 }
 
+// TestHWTrackerRecreatedTopicStallsAfresh: a topic re-created under its name
+// while the old one was stalled starts its stall clock at its first reading.
+func TestHWTrackerRecreatedTopicStallsAfresh(t *testing.T) {
+	tr := newHWTracker(time.Minute)
+	k := logparse.PartitionKey{Topic: "t", Partition: 0}
+	t0 := time.Unix(1000, 0)
+	tr.observe(k, hwObservation{topicID: [16]byte{1}, hw: 5, leo: 30, leoKnown: true, leoAsked: true}, t0, 1)
+	if v := tr.observe(k, hwObservation{topicID: [16]byte{1}, hw: 5, leo: 30, leoKnown: true, leoAsked: true}, t0.Add(2*time.Minute), 2); !v.stalled {
+		t.Fatal("want the old topic stalled after 2 minutes")
+	}
+	v := tr.observe(k, hwObservation{topicID: [16]byte{2}, hw: 0, leo: 10, leoKnown: true, leoAsked: true}, t0.Add(3*time.Minute), 3)
+	if v.stalled || !v.lastAdvance.Equal(t0.Add(3*time.Minute)) {
+		t.Errorf("want the re-created topic not stalled, its clock started now, got %+v", v)
+	}
+}
+
 func TestHWTrackerForget(t *testing.T) {
 	tr := newHWTracker(time.Minute)
 	now := time.Unix(1000, 0)
