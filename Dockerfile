@@ -21,6 +21,7 @@ RUN go mod download
 # Only the packages the binary is built from (dockerfile_test.go checks the list).
 COPY cmd/ cmd/
 COPY collector/ collector/
+COPY internal/ internal/
 COPY logparse/ logparse/
 ARG VERSION=0.1.0
 ARG REVISION=unknown

@@ -68,7 +68,7 @@ go test -run '^$' -bench 'LogMetrics10kPartitions|Admin' -benchmem -benchtime 3x
 fi
 if want follower; then
 echo "== follower throughput and CPU cost beside a 100k lines/s writer"
-go test -run '^$' -bench FollowerThroughput -benchtime 20x ./collector/tail/
+go test -run '^$' -bench FollowerThroughput -benchtime 20x ./internal/tail/
 bash bench/tail-cost.sh 15
 fi
 if want sidecar; then

@@ -1,6 +1,6 @@
 package collector
 
-import "github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
+import "github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 
 // The position file's own health (--log.position-file): whether the read
 // positions are being saved, and what was wrong with them at start.

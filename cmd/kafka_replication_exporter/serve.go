@@ -28,7 +28,7 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 )
 
 // defaultListenAddress is outside the Kafka monitoring ports people already run

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/genlog"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 

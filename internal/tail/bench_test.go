@@ -9,7 +9,7 @@ import (
 // BenchmarkFollowerThroughput measures Poll over a pre-written file of
 // 100,000 Kafka lines (~22 MB): read, split into lines, deliver.
 //
-//	go test -run '^$' -bench FollowerThroughput -benchtime 20x ./collector/tail/
+//	go test -run '^$' -bench FollowerThroughput -benchtime 20x ./internal/tail/
 func BenchmarkFollowerThroughput(b *testing.B) {
 	const n = 100_000
 	path := filepath.Join(b.TempDir(), "server.log")

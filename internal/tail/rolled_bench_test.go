@@ -30,7 +30,7 @@ func cpuTime() time.Duration {
 // CPU time is the process's, which a loaded machine inflates less than the
 // wall time.
 //
-//	go test -run '^$' -bench RotationManySiblings -benchtime 3x ./collector/tail/
+//	go test -run '^$' -bench RotationManySiblings -benchtime 3x ./internal/tail/
 func BenchmarkRotationManySiblings(b *testing.B) {
 	for _, n := range []int{10_000, 50_000, 100_000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
