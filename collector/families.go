@@ -1,6 +1,6 @@
 package collector
 
-import "github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
+import "github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
 
 // metricPrefix starts every family name this exporter defines.
 const metricPrefix = "kafka_replication_"

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 

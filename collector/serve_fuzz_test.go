@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
 )
 
 // FuzzServePath feeds arbitrary log text through what serve runs — the

@@ -9,7 +9,7 @@ import (
 
 // LogStore is the log half's state of this broker's partitions, as the
 // poller reads and feeds it: every call from the admin half into the log
-// half goes through it (collector/logstate's Store implements it). It is an
+// half goes through it (internal/logstate's Store implements it). It is an
 // interface so that the poller does not depend on how the log half keeps
 // its state.
 type LogStore interface {
