@@ -13,8 +13,8 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin/elr"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/kafkaauth"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/kafkanet"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/kafkaauth"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/kafkanet"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/secretfile"
 )
 

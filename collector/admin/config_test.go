@@ -9,7 +9,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/kafkanet"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/kafkanet"
 )
 
 // parseAdminFlags parses args with the SASL password variable set to

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/kafkaauth"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/kafkaauth"
 )
 
 // Config says how to reach the cluster, in plain values, so that the poller
