@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 )
 
 // The rendering of a 100k-partition snapshot: 100 topics × 1000 partitions,
 // RF 3, every partition exported (cluster scope), as the poller's own
-// benchmarks in collector/admin build it.
+// benchmarks in internal/poller build it.
 //
 //	go test -run=^$ -bench=Admin -benchmem ./collector/
 const (
@@ -21,18 +21,18 @@ const (
 )
 
 // snapshot100k is what a refresh of that cluster publishes.
-func snapshot100k() *admin.Snapshot {
+func snapshot100k() *poller.Snapshot {
 	const brokers = 3
-	s := &admin.Snapshot{Up: true, LastSuccess: time.Now(), Duration: time.Second}
+	s := &poller.Snapshot{Up: true, LastSuccess: time.Now(), Duration: time.Second}
 	for i := range benchTopics {
-		tp := admin.Topic{Name: fmt.Sprintf("topic-%03d", i), MinISRConfig: 2}
+		tp := poller.Topic{Name: fmt.Sprintf("topic-%03d", i), MinISRConfig: 2}
 		for p := range int32(benchPartsPerTopic) {
 			leader := p % brokers
 			hw := int64(p) * 10
-			tp.Partitions = append(tp.Partitions, admin.Partition{
+			tp.Partitions = append(tp.Partitions, poller.Partition{
 				Topic: tp.Name, Partition: p, Replicas: 3, ISR: 3, MinISR: 2, Leader: leader, LeaderEpoch: 3,
 				HW: hw, HWKnown: true, LEO: hw + 3, LEOKnown: true, LastAdvance: s.LastSuccess,
-				Lags: []admin.ReplicaLag{{Replica: (leader + 1) % brokers, Lag: 1}, {Replica: (leader + 2) % brokers, Lag: 2}},
+				Lags: []poller.ReplicaLag{{Replica: (leader + 1) % brokers, Lag: 1}, {Replica: (leader + 2) % brokers, Lag: 2}},
 			})
 		}
 		s.Topics = append(s.Topics, tp)

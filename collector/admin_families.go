@@ -1,6 +1,6 @@
 package collector
 
-// The admin half's families: what the poller's snapshot (collector/admin)
+// The admin half's families: what the poller's snapshot (internal/poller)
 // exports. The ISR and leader epoch, which the log half exports too in
 // log-only mode, are declared in families.go.
 
@@ -175,7 +175,7 @@ var brokerLogDirOfflineFamily = newFamily("broker_log_dir_offline",
 		"cluster scope: every broker. A broker that did not answer the last refresh has no series (its failure counts in " +
 		"admin_request_errors_total{request=\"describe_log_dirs\"}). `--no-collector.log-dirs` turns the read off. Alert: `KafkaBrokerLogDirOffline`.")
 
-// Admin answers that could not be used (collector/admin/answers.go): every
+// Admin answers that could not be used (internal/poller/answers.go): every
 // one shows, so that an alert can fire on what the poller cannot see.
 var (
 	answerErrorsFamily = newFamily("admin_answer_errors_total",

@@ -1,11 +1,11 @@
 package collector
 
-import "github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+import "github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 
 // logDirTable has a row per log directory the last refresh read
 // (DescribeLogDirs): a few per broker, in any scope and with or without
 // partition labels.
-func logDirTable(s *admin.Snapshot) *Table {
+func logDirTable(s *poller.Snapshot) *Table {
 	dirs := s.LogDirs
 	return &Table{
 		Rows:   len(dirs),
@@ -20,11 +20,11 @@ func logDirTable(s *admin.Snapshot) *Table {
 // partitionColumns, and the offline replicas, which have a table of their
 // own with partition labels (offlineTable) but must not vanish without.
 var rollupColumns = append(partitionColumns[:len(partitionColumns):len(partitionColumns)],
-	rowColumn[*admin.Partition]{replicaOfflineFamily, offlineReplicas})
+	rowColumn[*poller.Partition]{replicaOfflineFamily, offlineReplicas})
 
 // offlineReplicas counts p's replicas offline in a failed log directory;
 // none is no value, so a topic without any has no series, as with labels.
-func offlineReplicas(p *admin.Partition) (float64, bool) {
+func offlineReplicas(p *poller.Partition) (float64, bool) {
 	n := 0
 	for _, l := range p.Lags {
 		if l.Offline {

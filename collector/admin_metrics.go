@@ -6,13 +6,13 @@ import (
 	"sync"
 	"weak"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 )
 
-// AdminSnapshots is where the admin families come from: *admin.Poller, whose
+// AdminSnapshots is where the admin families come from: *poller.Poller, whose
 // last refresh they render.
 type AdminSnapshots interface {
-	Snapshot() *admin.Snapshot
+	Snapshot() *poller.Snapshot
 }
 
 // PartitionSeries is which exported partitions have series of their own;
@@ -25,7 +25,7 @@ const (
 	// AllPartitionSeries: every exported partition (the default).
 	AllPartitionSeries
 	// UnhealthyPartitionSeries: the partitions in a bad state
-	// (admin.Partition.Unhealthy) and the group positions on them or behind;
+	// (poller.Partition.Unhealthy) and the group positions on them or behind;
 	// the healthy partitions folded per topic, so that `sum by (topic)` over
 	// both is the topic's total (--collector.partition-series=unhealthy).
 	UnhealthyPartitionSeries
@@ -42,7 +42,7 @@ type AdminMetrics struct {
 	// keeping it alive.
 	mu         sync.Mutex
 	rolled     *Table
-	rolledFrom weak.Pointer[admin.Snapshot]
+	rolledFrom weak.Pointer[poller.Snapshot]
 }
 
 // NewAdminMetrics renders src with the partition series chosen.
@@ -53,48 +53,48 @@ func NewAdminMetrics(src AdminSnapshots, series PartitionSeries) *AdminMetrics {
 // partitionColumns are the per-partition admin families, each read straight
 // from the snapshot's partition (ok false where it has no value). A new one
 // is a family in admin_families.go and a line here.
-var partitionColumns = []rowColumn[*admin.Partition]{
-	{replicasFamily, func(p *admin.Partition) (float64, bool) { return float64(p.Replicas), true }},
-	{isrFamily, func(p *admin.Partition) (float64, bool) { return float64(p.ISR), true }},
-	{underReplicatedFamily, func(p *admin.Partition) (float64, bool) { return b2f(p.UnderReplicated()), true }},
-	{minISRFamily, func(p *admin.Partition) (float64, bool) { return float64(p.MinISR), p.MinISR > 0 }},
-	{underMinISRFamily, func(p *admin.Partition) (float64, bool) { return b2f(p.UnderMinISR()), p.MinISR > 0 }},
-	{atMinISRFamily, func(p *admin.Partition) (float64, bool) { return b2f(p.AtMinISR()), p.MinISR > 0 }},
-	{headroomFamily, func(p *admin.Partition) (float64, bool) { return float64(p.ISR - p.MinISR), p.MinISR > 0 }},
-	{leaderFamily, func(p *admin.Partition) (float64, bool) { return float64(p.Leader), true }},
-	{leaderEpochFamily, func(p *admin.Partition) (float64, bool) { return float64(p.LeaderEpoch), true }},
-	{hwFamily, func(p *admin.Partition) (float64, bool) { return float64(p.HW), p.HWKnown }},
-	{lastAdvanceFamily, func(p *admin.Partition) (float64, bool) { return unixSeconds(p.LastAdvance), p.Stalled }},
-	{leoFamily, func(p *admin.Partition) (float64, bool) { return float64(p.LEO), p.LEOKnown }},
-	{stalledFamily, func(p *admin.Partition) (float64, bool) { return b2f(p.Stalled), p.HWKnown && p.LEOKnown }},
-	{regressionsFamily, func(p *admin.Partition) (float64, bool) { return float64(p.Regressions), true }},
-	{elrFamily, func(p *admin.Partition) (float64, bool) { return float64(p.ELR), p.ELRKnown }},
-	{lastKnownELRFamily, func(p *admin.Partition) (float64, bool) { return float64(p.LastKnownELR), p.ELRKnown }},
-	{reassigningFamily, func(p *admin.Partition) (float64, bool) { return b2f(p.Reassigning), p.ReassignmentKnown }},
-	{urpByMoveFamily, func(p *admin.Partition) (float64, bool) {
+var partitionColumns = []rowColumn[*poller.Partition]{
+	{replicasFamily, func(p *poller.Partition) (float64, bool) { return float64(p.Replicas), true }},
+	{isrFamily, func(p *poller.Partition) (float64, bool) { return float64(p.ISR), true }},
+	{underReplicatedFamily, func(p *poller.Partition) (float64, bool) { return b2f(p.UnderReplicated()), true }},
+	{minISRFamily, func(p *poller.Partition) (float64, bool) { return float64(p.MinISR), p.MinISR > 0 }},
+	{underMinISRFamily, func(p *poller.Partition) (float64, bool) { return b2f(p.UnderMinISR()), p.MinISR > 0 }},
+	{atMinISRFamily, func(p *poller.Partition) (float64, bool) { return b2f(p.AtMinISR()), p.MinISR > 0 }},
+	{headroomFamily, func(p *poller.Partition) (float64, bool) { return float64(p.ISR - p.MinISR), p.MinISR > 0 }},
+	{leaderFamily, func(p *poller.Partition) (float64, bool) { return float64(p.Leader), true }},
+	{leaderEpochFamily, func(p *poller.Partition) (float64, bool) { return float64(p.LeaderEpoch), true }},
+	{hwFamily, func(p *poller.Partition) (float64, bool) { return float64(p.HW), p.HWKnown }},
+	{lastAdvanceFamily, func(p *poller.Partition) (float64, bool) { return unixSeconds(p.LastAdvance), p.Stalled }},
+	{leoFamily, func(p *poller.Partition) (float64, bool) { return float64(p.LEO), p.LEOKnown }},
+	{stalledFamily, func(p *poller.Partition) (float64, bool) { return b2f(p.Stalled), p.HWKnown && p.LEOKnown }},
+	{regressionsFamily, func(p *poller.Partition) (float64, bool) { return float64(p.Regressions), true }},
+	{elrFamily, func(p *poller.Partition) (float64, bool) { return float64(p.ELR), p.ELRKnown }},
+	{lastKnownELRFamily, func(p *poller.Partition) (float64, bool) { return float64(p.LastKnownELR), p.ELRKnown }},
+	{reassigningFamily, func(p *poller.Partition) (float64, bool) { return b2f(p.Reassigning), p.ReassignmentKnown }},
+	{urpByMoveFamily, func(p *poller.Partition) (float64, bool) {
 		return b2f(p.UnderReplicatedByReassignment), p.ReassignmentKnown
 	}},
 	// Only while a reassignment runs: zero on almost every partition almost
 	// always, they would double the series for nothing.
-	{reassignAddingFamily, func(p *admin.Partition) (float64, bool) { return float64(p.AddingReplicas), p.Reassigning }},
-	{reassignRemovingFamily, func(p *admin.Partition) (float64, bool) { return float64(p.RemovingReplicas), p.Reassigning }},
+	{reassignAddingFamily, func(p *poller.Partition) (float64, bool) { return float64(p.AddingReplicas), p.Reassigning }},
+	{reassignRemovingFamily, func(p *poller.Partition) (float64, bool) { return float64(p.RemovingReplicas), p.Reassigning }},
 }
 
 // adminScrape is one scrape's view of a snapshot's partitions, pooled
 // between scrapes. Its tables lay it out (list) only when one of their
 // families is written.
 type adminScrape struct {
-	s             *admin.Snapshot
-	unhealthyOnly bool               // parts lists only the unhealthy ones
-	listed        bool               // parts lists s's partitions
-	ranked        bool               // rank is set for parts
-	parts         []*admin.Partition // by topic, then partition number (snapshot order)
-	lags          []lagRow           // in series order
-	stalls        []int32            // indexes into parts
-	offline       []lagRow           // replicas offline in a failed log directory
+	s             *poller.Snapshot
+	unhealthyOnly bool                // parts lists only the unhealthy ones
+	listed        bool                // parts lists s's partitions
+	ranked        bool                // rank is set for parts
+	parts         []*poller.Partition // by topic, then partition number (snapshot order)
+	lags          []lagRow            // in series order
+	stalls        []int32             // indexes into parts
+	offline       []lagRow            // replicas offline in a failed log directory
 
 	// Scratch of the series order (below).
-	ordered []*admin.Partition
+	ordered []*poller.Partition
 	rank    []int32
 	order   []int32
 	byRank  []int32
@@ -105,8 +105,8 @@ type adminScrape struct {
 
 // lagRow is one replica lag series, a row of the lag table.
 type lagRow struct {
-	p *admin.Partition
-	admin.ReplicaLag
+	p *poller.Partition
+	poller.ReplicaLag
 }
 
 // lagRef is a lag of parts[at], as read in snapshot order.
@@ -172,7 +172,7 @@ func (sc *adminScrape) list() {
 // partitionsOf appends s's partitions to parts, by topic then number, and
 // where each topic's end to ends; with filter, only those whose
 // Unhealthy() is unhealthy.
-func partitionsOf(s *admin.Snapshot, parts []*admin.Partition, ends []int, filter, unhealthy bool) ([]*admin.Partition, []int) {
+func partitionsOf(s *poller.Snapshot, parts []*poller.Partition, ends []int, filter, unhealthy bool) ([]*poller.Partition, []int) {
 	for i := range s.Topics {
 		for j := range s.Topics[i].Partitions {
 			if p := &s.Topics[i].Partitions[j]; !filter || p.Unhealthy() == unhealthy {
@@ -187,7 +187,7 @@ func partitionsOf(s *admin.Snapshot, parts []*admin.Partition, ends []int, filte
 // rollup returns the per-topic table of s, folded once per snapshot: every
 // partition, or in UnhealthyPartitionSeries those without series of their
 // own.
-func (m *AdminMetrics) rollup(s *admin.Snapshot) *Table {
+func (m *AdminMetrics) rollup(s *poller.Snapshot) *Table {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.rolled == nil || m.rolledFrom.Value() != s {
@@ -202,7 +202,7 @@ func (m *AdminMetrics) rollup(s *admin.Snapshot) *Table {
 }
 
 // refreshTable is the refresh itself: one row, no labels.
-func refreshTable(s *admin.Snapshot) *Table {
+func refreshTable(s *poller.Snapshot) *Table {
 	return &Table{Rows: 1, Columns: []Column{
 		{upFamily, func(int) (float64, bool) { return b2f(s.Up), true }},
 		{lastRefreshFamily, func(int) (float64, bool) { return unixSeconds(s.LastSuccess), !s.LastSuccess.IsZero() }},
@@ -213,7 +213,7 @@ func refreshTable(s *admin.Snapshot) *Table {
 
 // requestErrorTable lists every request the poller sends, with zero before
 // its first error.
-func requestErrorTable(s *admin.Snapshot) *Table {
+func requestErrorTable(s *poller.Snapshot) *Table {
 	requests := requestsSent(s)
 	return &Table{
 		Rows:   len(requests),
@@ -226,12 +226,12 @@ func requestErrorTable(s *admin.Snapshot) *Table {
 
 // requestsSent are the requests s's poller sends: every one but the opt-in
 // reads that are off.
-func requestsSent(s *admin.Snapshot) []admin.Request {
+func requestsSent(s *poller.Snapshot) []poller.Request {
 	if s.Sent == defaultRequestsSent {
 		return defaultRequests // the usual case, without an allocation
 	}
-	var out []admin.Request
-	for r := range admin.NumRequests {
+	var out []poller.Request
+	for r := range poller.NumRequests {
 		if s.Sent[r] || !r.OptIn() {
 			out = append(out, r)
 		}
@@ -240,8 +240,8 @@ func requestsSent(s *admin.Snapshot) []admin.Request {
 }
 
 // defaultRequests are the requests sent with every opt-in read off.
-var defaultRequests, defaultRequestsSent = func() (out []admin.Request, sent [admin.NumRequests]bool) {
-	for r := range admin.NumRequests {
+var defaultRequests, defaultRequestsSent = func() (out []poller.Request, sent [poller.NumRequests]bool) {
+	for r := range poller.NumRequests {
 		if !r.OptIn() {
 			out = append(out, r)
 			sent[r] = true
@@ -251,10 +251,10 @@ var defaultRequests, defaultRequestsSent = func() (out []admin.Request, sent [ad
 }()
 
 // disagreementTable lists every field, with zero before its first disagreement.
-func disagreementTable(s *admin.Snapshot) *Table {
+func disagreementTable(s *poller.Snapshot) *Table {
 	return &Table{
-		Rows:   int(admin.NumFields),
-		Labels: func(row int, values []string) { values[0] = admin.Field(row).String() },
+		Rows:   int(poller.NumFields),
+		Labels: func(row int, values []string) { values[0] = poller.Field(row).String() },
 		Columns: []Column{
 			{disagreementsFamily, func(row int) (float64, bool) { return float64(s.Disagreements[row]), true }},
 		},
@@ -262,7 +262,7 @@ func disagreementTable(s *admin.Snapshot) *Table {
 }
 
 // topicMinISRTable has a series for each topic whose configuration was read.
-func topicMinISRTable(s *admin.Snapshot) *Table {
+func topicMinISRTable(s *poller.Snapshot) *Table {
 	topics := s.Topics
 	return &Table{
 		Rows:   len(topics),
@@ -276,7 +276,7 @@ func topicMinISRTable(s *admin.Snapshot) *Table {
 }
 
 // topicInfoTable has a series for each topic whose id Metadata gave.
-func topicInfoTable(s *admin.Snapshot) *Table {
+func topicInfoTable(s *poller.Snapshot) *Table {
 	topics := s.Topics
 	return &Table{
 		Rows:   len(topics),
@@ -287,7 +287,7 @@ func topicInfoTable(s *admin.Snapshot) *Table {
 	}
 }
 
-func brokerTable(s *admin.Snapshot) *Table {
+func brokerTable(s *poller.Snapshot) *Table {
 	brokers := s.Brokers
 	return &Table{
 		Rows:   len(brokers),
@@ -299,8 +299,8 @@ func brokerTable(s *admin.Snapshot) *Table {
 }
 
 // adminPartitionTable is a table of partitionColumns over rows.
-func adminPartitionTable(rows []*admin.Partition) *Table {
-	return rowTable(rows, func(p *admin.Partition, values []string) {
+func adminPartitionTable(rows []*poller.Partition) *Table {
+	return rowTable(rows, func(p *poller.Partition, values []string) {
 		values[0], values[1] = idLabel(p.Partition), p.Topic
 	}, partitionColumns)
 }
@@ -361,7 +361,7 @@ func (sc *adminScrape) lagTable() *Table {
 			sc.lags = slices.Grow(sc.lags[:0], n)
 			for _, k := range sc.order {
 				r := refs[byReplica[k]]
-				sc.lags = append(sc.lags, lagRow{sc.parts[r.at], admin.ReplicaLag{Replica: r.replica, Lag: max(r.lag, 0), Offline: r.lag < 0}})
+				sc.lags = append(sc.lags, lagRow{sc.parts[r.at], poller.ReplicaLag{Replica: r.replica, Lag: max(r.lag, 0), Offline: r.lag < 0}})
 			}
 			t.Rows = len(sc.lags)
 		},

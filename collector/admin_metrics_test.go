@@ -19,8 +19,8 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/fakekafka"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
@@ -69,17 +69,17 @@ var updateAdminGolden = flag.Bool("admin.update", false, "rewrite collector/fixt
 // refreshedOnce runs a poller against servers until its first refresh is
 // done and returns that snapshot with its wall-clock times set to testEpoch,
 // so that the rendering can be compared with a fixed text.
-func refreshedOnce(t *testing.T, servers []string, opts admin.Options) *snapshotSource {
+func refreshedOnce(t *testing.T, servers []string, opts poller.Options) *snapshotSource {
 	t.Helper()
-	cfg := &admin.Config{
-		Servers: servers, Version: "3.9.0", BrokerID: -1, Scope: admin.ScopeCluster,
+	cfg := &poller.Config{
+		Servers: servers, Version: "3.9.0", BrokerID: -1, Scope: poller.ScopeCluster,
 		RefreshInterval: time.Hour, RequestTimeout: 2 * time.Second, StallThreshold: 2 * time.Minute, LogDirs: true,
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	p := admin.New(cfg, opts)
+	p := poller.New(cfg, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { p.Run(ctx); close(done) }()
@@ -153,7 +153,7 @@ func TestAdminGolden(t *testing.T) {
 		1: {Dirs: map[string]int16{"/var/lib/kafka/data": 0}},
 		2: {Dirs: map[string]int16{"/var/lib/kafka/data": 0, "/var/lib/kafka/data-b": 0}},
 	})
-	a := adminSource(refreshedOnce(t, f.C.ListenAddrs(), admin.Options{}), true)
+	a := adminSource(refreshedOnce(t, f.C.ListenAddrs(), poller.Options{}), true)
 
 	const golden = "fixtures/admin/healthy.prom"
 	var b bytes.Buffer
@@ -196,7 +196,7 @@ func TestAdminRollup(t *testing.T) {
 	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 0}, fakekafka.Offsets{HW: 10, LEO: 10})
 	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 1}, fakekafka.Offsets{HW: 20, LEO: 25})
 	f.SetOffsets(logparse.PartitionKey{Topic: "orders", Partition: 2}, fakekafka.Offsets{HW: 30, LEO: 30})
-	src := refreshedOnce(t, f.C.ListenAddrs(), admin.Options{TopicFilter: func(topic string) bool { return topic != "ignored" }})
+	src := refreshedOnce(t, f.C.ListenAddrs(), poller.Options{TopicFilter: func(topic string) bool { return topic != "ignored" }})
 	a := adminSource(src, false)
 	err := testutil.GatherAndCompare(textGatherer(t, a), strings.NewReader(`
 # HELP kafka_replication_partition_in_sync_replicas Sum of in-sync replicas over the topic's exported partitions (Metadata joined with this broker's logs).
@@ -227,10 +227,10 @@ kafka_replication_partition_log_end_offset{topic="orders"} 65
 // partition and rolled up per topic, absent where the poller read nothing;
 // the adding and removing counts only while a reassignment runs.
 func TestAdminELRAndReassignment(t *testing.T) {
-	s := &admin.Snapshot{Topics: []admin.Topic{{Name: "old", Partitions: []admin.Partition{
+	s := &poller.Snapshot{Topics: []poller.Topic{{Name: "old", Partitions: []poller.Partition{
 		// Nothing read: no ELR on the cluster, ListPartitionReassignments refused.
 		{Topic: "old", Partition: 0, Replicas: 3, ISR: 3},
-	}}, {Name: "orders", Partitions: []admin.Partition{
+	}}, {Name: "orders", Partitions: []poller.Partition{
 		{Topic: "orders", Partition: 0, Replicas: 3, ISR: 1, ELRKnown: true, ELR: 2, ReassignmentKnown: true},
 		{
 			Topic: "orders", Partition: 1, Replicas: 3, ISR: 2, ELRKnown: true, LastKnownELR: 1, ReassignmentKnown: true,
@@ -291,9 +291,9 @@ kafka_replication_partition_under_replicated_by_reassignment{topic="orders"} 1
 // Kafka gave it, as Kafka prints it, in every partition series mode; none
 // for a topic whose Metadata carried no id (there is nothing to join on).
 func TestAdminTopicInfo(t *testing.T) {
-	s := &admin.Snapshot{Topics: []admin.Topic{
-		{Name: "legacy", Partitions: []admin.Partition{{Topic: "legacy", Partition: 0, Replicas: 1, ISR: 1}}},
-		{Name: "orders", ID: "Zb7WlVhSTtWnsrN9bx1D0A", Partitions: []admin.Partition{{Topic: "orders", Partition: 0, Replicas: 3, ISR: 3}}},
+	s := &poller.Snapshot{Topics: []poller.Topic{
+		{Name: "legacy", Partitions: []poller.Partition{{Topic: "legacy", Partition: 0, Replicas: 1, ISR: 1}}},
+		{Name: "orders", ID: "Zb7WlVhSTtWnsrN9bx1D0A", Partitions: []poller.Partition{{Topic: "orders", Partition: 0, Replicas: 3, ISR: 3}}},
 	}}
 	const want = `
 # HELP kafka_replication_topic_info 1 for each exported topic, labeled with the topic id Kafka's Metadata gives it: a topic deleted and re-created under its name has a new one.

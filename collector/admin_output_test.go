@@ -9,46 +9,46 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 )
 
 var testEpoch = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 
 // snapshotSource is an AdminSnapshots whose snapshot the test sets.
 type snapshotSource struct {
-	snap atomic.Pointer[admin.Snapshot]
+	snap atomic.Pointer[poller.Snapshot]
 }
 
-func newSnapshotSource(s *admin.Snapshot) *snapshotSource {
+func newSnapshotSource(s *poller.Snapshot) *snapshotSource {
 	src := &snapshotSource{}
 	src.set(s)
 	return src
 }
 
-func (s *snapshotSource) Snapshot() *admin.Snapshot { return s.snap.Load() }
-func (s *snapshotSource) set(snap *admin.Snapshot)  { s.snap.Store(snap) }
+func (s *snapshotSource) Snapshot() *poller.Snapshot { return s.snap.Load() }
+func (s *snapshotSource) set(snap *poller.Snapshot)  { s.snap.Store(snap) }
 
 // adminSnapshot has the awkward cases: partition and replica ids that sort
 // differently as strings, a topic without min.insync.replicas, offline
 // partitions, missing HW and LEO answers, followers without a LEO answer,
 // HWs past 1e6, stalls and regressions, partitions with and without ELR and
 // reassignment readings, a topic name that needs escaping.
-func adminSnapshot() *admin.Snapshot {
+func adminSnapshot() *poller.Snapshot {
 	const brokers = 12
-	s := &admin.Snapshot{Up: true, LastSuccess: testEpoch, Duration: 1234 * time.Millisecond}
-	s.RequestErrors[admin.RequestListOffsetsLEO] = 2
-	s.Disagreements[admin.FieldISR] = 1
-	s.Brokers = []admin.BrokerStatus{{ID: 2, Responsive: true}, {ID: 10, Responsive: false}}
-	s.LogDirs = []admin.LogDir{{Broker: 2, Path: "/data/a"}, {Broker: 2, Path: "/data/b", Offline: true}, {Broker: 10, Path: `C:\kafka "logs"`}}
+	s := &poller.Snapshot{Up: true, LastSuccess: testEpoch, Duration: 1234 * time.Millisecond}
+	s.RequestErrors[poller.RequestListOffsetsLEO] = 2
+	s.Disagreements[poller.FieldISR] = 1
+	s.Brokers = []poller.BrokerStatus{{ID: 2, Responsive: true}, {ID: 10, Responsive: false}}
+	s.LogDirs = []poller.LogDir{{Broker: 2, Path: "/data/a"}, {Broker: 2, Path: "/data/b", Offline: true}, {Broker: 10, Path: `C:\kafka "logs"`}}
 	minISR := map[string]int{"orders": 2, "we\"ird": 3}
 	n := 0
 	for ti, topic := range []string{"orders", "audit", "we\"ird", "a.b_c-d"} {
-		tp := admin.Topic{Name: topic, MinISRConfig: minISR[topic]}
+		tp := poller.Topic{Name: topic, MinISRConfig: minISR[topic]}
 		for p := range int32(13) {
 			n++
 			leader := (p*5 + int32(ti)) % brokers
 			replicas := []int32{leader, (leader + 3) % brokers, (leader + 7) % brokers}
-			part := admin.Partition{
+			part := poller.Partition{
 				Topic: topic, Partition: p, Replicas: len(replicas), ISR: 3 - n%3, Leader: leader, LeaderEpoch: int64(n % 6),
 				Regressions: uint64(n % 3),
 			}
@@ -70,14 +70,14 @@ func adminSnapshot() *admin.Snapshot {
 					if j == 1 && n%2 == 0 {
 						continue // this follower did not answer
 					}
-					part.Lags = append(part.Lags, admin.ReplicaLag{Replica: r, Lag: int64(3 * (j + 1))})
+					part.Lags = append(part.Lags, poller.ReplicaLag{Replica: r, Lag: int64(3 * (j + 1))})
 				}
 			}
 			if n%9 == 2 && part.Leader >= 0 { // a replica in a failed log directory
-				part.Lags = append(part.Lags, admin.ReplicaLag{Replica: replicas[2], Offline: true})
+				part.Lags = append(part.Lags, poller.ReplicaLag{Replica: replicas[2], Offline: true})
 			}
 			if part.HWKnown && part.LEOKnown && n%4 == 1 {
-				part.Stalled, part.StallCause = true, admin.StallCause(1+n%3)
+				part.Stalled, part.StallCause = true, poller.StallCause(1+n%3)
 			}
 			if n%3 != 0 { // ELR read; the others: not described
 				part.ELRKnown, part.ELR, part.LastKnownELR = true, int32(n%3), int32(n%2)
@@ -93,12 +93,12 @@ func adminSnapshot() *admin.Snapshot {
 		}
 		s.Topics = append(s.Topics, tp)
 	}
-	slices.SortFunc(s.Topics, func(x, y admin.Topic) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortFunc(s.Topics, func(x, y poller.Topic) int { return strings.Compare(x.Name, y.Name) })
 	return s
 }
 
 // adminText renders s as /metrics does.
-func adminText(t testing.TB, s *admin.Snapshot, partitionLabels bool) string {
+func adminText(t testing.TB, s *poller.Snapshot, partitionLabels bool) string {
 	t.Helper()
 	return scrapeText(t, TableSource(NewAdminMetrics(newSnapshotSource(s), seriesFor(partitionLabels)).Tables))
 }
@@ -114,7 +114,7 @@ func TestAdminOutputParses(t *testing.T) {
 			samples := checkExposition(t, text)
 			want := map[string]int{
 				upFamily.Name: 1, lastRefreshFamily.Name: 1, refreshDurationFamily.Name: 1,
-				requestErrorsFamily.Name: len(defaultRequests), // no opt-in read disagreementsFamily.Name: int(admin.NumFields),
+				requestErrorsFamily.Name: len(defaultRequests), // no opt-in read disagreementsFamily.Name: int(poller.NumFields),
 				topicMinISRFamily.Name:   2, brokerResponsiveFamily.Name: len(s.Brokers),
 			}
 			want[brokerLogDirOfflineFamily.Name] = len(s.LogDirs)
@@ -178,9 +178,9 @@ func TestAdminOutputParses(t *testing.T) {
 			}
 		})
 		t.Run(fmt.Sprintf("sparse-ids/partition-labels=%v", labels), func(t *testing.T) {
-			s := &admin.Snapshot{Topics: []admin.Topic{
-				{Name: "a", Partitions: []admin.Partition{{Topic: "a", Partition: 9}, {Topic: "a", Partition: 100_000}}},
-				{Name: "b", Partitions: []admin.Partition{{Topic: "b", Partition: 10}, {Topic: "b", Partition: 100_000}}},
+			s := &poller.Snapshot{Topics: []poller.Topic{
+				{Name: "a", Partitions: []poller.Partition{{Topic: "a", Partition: 9}, {Topic: "a", Partition: 100_000}}},
+				{Name: "b", Partitions: []poller.Partition{{Topic: "b", Partition: 10}, {Topic: "b", Partition: 100_000}}},
 			}}
 			samples := checkExposition(t, adminText(t, s, labels))
 			if want := map[bool]int{true: 4, false: 2}[labels]; samples[replicasFamily.Name] != want {
@@ -188,7 +188,7 @@ func TestAdminOutputParses(t *testing.T) {
 			}
 		})
 		t.Run(fmt.Sprintf("empty/partition-labels=%v", labels), func(t *testing.T) {
-			samples := checkExposition(t, adminText(t, &admin.Snapshot{}, labels))
+			samples := checkExposition(t, adminText(t, &poller.Snapshot{}, labels))
 			if samples[upFamily.Name] != 1 || samples[lastRefreshFamily.Name] != 0 || samples[replicasFamily.Name] != 0 {
 				t.Errorf("want up and no refresh time nor partitions before the first refresh, got %v", samples)
 			}
@@ -237,8 +237,8 @@ func b2i(b bool) int {
 // The per-topic rollup is folded once per snapshot and shared by the
 // scrapes until the next refresh, which they then see.
 func TestAdminRollupFollowsTheSnapshot(t *testing.T) {
-	one := func(replicas int) *admin.Snapshot {
-		return &admin.Snapshot{Topics: []admin.Topic{{Name: "t", Partitions: []admin.Partition{{Topic: "t", Replicas: replicas, ISR: replicas}}}}}
+	one := func(replicas int) *poller.Snapshot {
+		return &poller.Snapshot{Topics: []poller.Topic{{Name: "t", Partitions: []poller.Partition{{Topic: "t", Replicas: replicas, ISR: replicas}}}}}
 	}
 	src := newSnapshotSource(one(1))
 	tables := TableSource(NewAdminMetrics(src, TopicSeries).Tables)
@@ -264,11 +264,11 @@ func TestAdminRollupFollowsTheSnapshot(t *testing.T) {
 // and each derived family has none there but its per-topic rollup.
 func TestSparseAndDerivedFamilies(t *testing.T) {
 	s := adminSnapshot()
-	s.Groups = []admin.ConsumerGroup{{Name: "billing", State: "Stable", Members: 1, Partitions: []admin.GroupPartition{
+	s.Groups = []poller.ConsumerGroup{{Name: "billing", State: "Stable", Members: 1, Partitions: []poller.GroupPartition{
 		{Topic: "orders", Partition: 2, Committed: 50, HWKnown: true, AboveHW: 30, AboveHWKnown: true, StarvedByReplication: true},
 		{Topic: "orders", Partition: 3, Committed: 50, HWKnown: true, AboveHWKnown: true},
 	}}}
-	s.StableOffsets = []admin.StableOffset{
+	s.StableOffsets = []poller.StableOffset{
 		{Topic: "orders", Partition: 2, LSO: 40, HWKnown: true, LagSeconds: 400, Stalled: true},
 		{Topic: "orders", Partition: 3, LSO: 9, HWKnown: true},
 	}

@@ -5,17 +5,17 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 )
 
 // The tables of the admin answers that could not be used: every reason has
 // a series, zero until it happens, so that an alert sees the state change.
 
 // unusableTables are the admin half's tables of unusable answers.
-func unusableTables(s *admin.Snapshot) []*Table {
+func unusableTables(s *poller.Snapshot) []*Table {
 	// The reasons a resource of an answer can have; request_failed is the
 	// whole request's, counted in admin_request_errors_total.
-	answerReasons := int(admin.UnusableRequestFailed)
+	answerReasons := int(poller.UnusableRequestFailed)
 	answers := answerErrorRows(s)
 	return []*Table{
 		{
@@ -28,22 +28,22 @@ func unusableTables(s *admin.Snapshot) []*Table {
 			},
 		},
 		{
-			Rows:   int(admin.NumUnusable),
-			Labels: func(row int, values []string) { values[0] = admin.Unusable(row).String() },
+			Rows:   int(poller.NumUnusable),
+			Labels: func(row int, values []string) { values[0] = poller.Unusable(row).String() },
 			Columns: []Column{
 				{minISRUnknownFamily, func(row int) (float64, bool) { return float64(s.MinISR.Unknown[row]), true }},
 			},
 		},
 		{
 			Rows:   answerReasons,
-			Labels: func(row int, values []string) { values[0] = admin.Unusable(row).String() },
+			Labels: func(row int, values []string) { values[0] = poller.Unusable(row).String() },
 			Columns: []Column{
 				{minISRDefaultFamily, func(row int) (float64, bool) { return float64(s.MinISR.BrokerDefault[row]), true }},
 			},
 		},
 		{
-			Rows:   int(admin.NumRefusals),
-			Labels: func(row int, values []string) { values[0] = admin.Refusal(row).String() },
+			Rows:   int(poller.NumRefusals),
+			Labels: func(row int, values []string) { values[0] = poller.Refusal(row).String() },
 			Columns: []Column{
 				{metadataRefusedFamily, func(row int) (float64, bool) { return float64(s.MetadataRefused[row]), true }},
 			},
@@ -53,8 +53,8 @@ func unusableTables(s *admin.Snapshot) []*Table {
 
 // answerErrorRow is one series of admin_answer_errors_total.
 type answerErrorRow struct {
-	why     admin.Unusable
-	request admin.Request
+	why     poller.Unusable
+	request poller.Request
 	n       uint64
 }
 
@@ -62,16 +62,16 @@ type answerErrorRow struct {
 // order: DescribeConfigs' topics (every reason of a topic config) and the
 // partitions of the ListOffsets requests sent (an error for the partition,
 // or left out).
-func answerErrorRows(s *admin.Snapshot) []answerErrorRow {
+func answerErrorRows(s *poller.Snapshot) []answerErrorRow {
 	var rows []answerErrorRow
-	for why := range admin.UnusableRequestFailed {
-		rows = append(rows, answerErrorRow{why, admin.RequestDescribeConfigs, s.MinISR.AnswerErrors[why]})
+	for why := range poller.UnusableRequestFailed {
+		rows = append(rows, answerErrorRow{why, poller.RequestDescribeConfigs, s.MinISR.AnswerErrors[why]})
 	}
-	for _, req := range []admin.Request{admin.RequestListOffsets, admin.RequestListOffsetsLEO, admin.RequestListOffsetsLSO} {
+	for _, req := range []poller.Request{poller.RequestListOffsets, poller.RequestListOffsetsLEO, poller.RequestListOffsetsLSO} {
 		if !s.Sent[req] {
 			continue
 		}
-		for _, why := range []admin.Unusable{admin.UnusableAuthorization, admin.UnusableError, admin.UnusableMissing} {
+		for _, why := range []poller.Unusable{poller.UnusableAuthorization, poller.UnusableError, poller.UnusableMissing} {
 			rows = append(rows, answerErrorRow{why, req, s.UnusableAnswers[req][why]})
 		}
 	}

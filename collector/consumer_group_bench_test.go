@@ -8,33 +8,33 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 )
 
 // withGroups100k adds to s (snapshot100k) 20 consumer groups with an
 // offset on 10k partitions each, as bench/groups-cost.sh's fake cluster
 // holds: group g on the 10k partitions from g×5k on, so every partition is
 // read by two groups.
-func withGroups100k(s *admin.Snapshot) *admin.Snapshot {
+func withGroups100k(s *poller.Snapshot) *poller.Snapshot {
 	const groups, perGroup = 20, 10_000
-	var parts []*admin.Partition
+	var parts []*poller.Partition
 	for t := range s.Topics {
 		for i := range s.Topics[t].Partitions {
 			parts = append(parts, &s.Topics[t].Partitions[i])
 		}
 	}
 	for g := range groups {
-		cg := admin.ConsumerGroup{Name: fmt.Sprintf("group-%02d", g), State: "Empty"}
+		cg := poller.ConsumerGroup{Name: fmt.Sprintf("group-%02d", g), State: "Empty"}
 		start := g * len(parts) / groups
 		for i := range perGroup {
 			p := parts[(start+i)%len(parts)]
-			cg.Partitions = append(cg.Partitions, admin.GroupPartition{
+			cg.Partitions = append(cg.Partitions, poller.GroupPartition{
 				Topic: p.Topic, Partition: p.Partition, Committed: p.HW - int64(i%2), LagToHW: int64(i % 2), HWKnown: true,
 				AboveHW: p.LEO - p.HW, AboveHWKnown: true, LagSeconds: float64(i % 2), LagSecondsKnown: true,
 			})
 		}
 		// Sorted by topic, then partition, as the poller hands them over.
-		slices.SortFunc(cg.Partitions, func(x, y admin.GroupPartition) int {
+		slices.SortFunc(cg.Partitions, func(x, y poller.GroupPartition) int {
 			return cmp.Or(strings.Compare(x.Topic, y.Topic), cmp.Compare(x.Partition, y.Partition))
 		})
 		s.Groups = append(s.Groups, cg)

@@ -1,7 +1,7 @@
 package collector
 
 // The consumer-side families: the consumer groups (--collector.consumer-groups,
-// collector/admin fetch_groups.go), read in consumer_group_metrics.go, and
+// internal/poller fetch_groups.go), read in consumer_group_metrics.go, and
 // the last stable offset (--collector.last-stable-offset, fetch_lso.go and
 // build_lso.go).
 

@@ -3,18 +3,18 @@ package collector
 import (
 	"cmp"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 )
 
 // groupTables are the per-group tables: the groups listed and unread, each
 // group's state, and its members and starved partitions. Empty when the
 // collector is off.
-func groupTables(s *admin.Snapshot) []*Table {
+func groupTables(s *poller.Snapshot) []*Table {
 	groups := s.Groups
 	listed := &Table{Rows: 1, Columns: []Column{{groupsListedFamily, func(int) (float64, bool) { return float64(s.GroupsListed), true }}}}
 	unread := &Table{
-		Rows:   int(admin.NumGroupUnread),
-		Labels: func(row int, values []string) { values[0] = admin.GroupUnread(row).String() },
+		Rows:   int(poller.NumGroupUnread),
+		Labels: func(row int, values []string) { values[0] = poller.GroupUnread(row).String() },
 		Columns: []Column{
 			{groupsUnreadFamily, func(row int) (float64, bool) { return float64(s.GroupsUnread[row]), true }},
 		},
@@ -46,10 +46,10 @@ func groupTables(s *admin.Snapshot) []*Table {
 }
 
 // stableOffsetColumns are the per-partition LSO families.
-var stableOffsetColumns = []rowColumn[*admin.StableOffset]{
-	{lsoFamily, func(o *admin.StableOffset) (float64, bool) { return float64(o.LSO), true }},
-	{lsoLagSecondsFamily, func(o *admin.StableOffset) (float64, bool) { return o.LagSeconds, o.HWKnown }},
-	{lsoStalledFamily, func(o *admin.StableOffset) (float64, bool) { return b2f(o.Stalled), o.HWKnown }},
+var stableOffsetColumns = []rowColumn[*poller.StableOffset]{
+	{lsoFamily, func(o *poller.StableOffset) (float64, bool) { return float64(o.LSO), true }},
+	{lsoLagSecondsFamily, func(o *poller.StableOffset) (float64, bool) { return o.LagSeconds, o.HWKnown }},
+	{lsoStalledFamily, func(o *poller.StableOffset) (float64, bool) { return b2f(o.Stalled), o.HWKnown }},
 }
 
 // stableOffsetTables are the LSO tables with partition labels: a row per
@@ -57,7 +57,7 @@ var stableOffsetColumns = []rowColumn[*admin.StableOffset]{
 // scrape's set of unhealthy partitions), per unhealthy one (a stalled LSO
 // makes its partition unhealthy), then the others folded per topic under
 // the same names.
-func stableOffsetTables(s *admin.Snapshot, unhealthy func() map[partitionKey]bool) []*Table {
+func stableOffsetTables(s *poller.Snapshot, unhealthy func() map[partitionKey]bool) []*Table {
 	if unhealthy == nil {
 		return []*Table{stableOffsetTable(s, nil)}
 	}
@@ -71,12 +71,12 @@ func stableOffsetTables(s *admin.Snapshot, unhealthy func() map[partitionKey]boo
 // only when one of its families is written: the snapshot's LSOs are sorted
 // by topic, then partition, so a stable counting sort on the rank of their
 // partition label puts them in series order.
-func stableOffsetTable(s *admin.Snapshot, unhealthy map[partitionKey]bool) *Table {
-	values := func(o *admin.StableOffset, values []string) { values[0], values[1] = idLabel(o.Partition), o.Topic }
+func stableOffsetTable(s *poller.Snapshot, unhealthy map[partitionKey]bool) *Table {
+	values := func(o *poller.StableOffset, values []string) { values[0], values[1] = idLabel(o.Partition), o.Topic }
 	t := rowTable(nil, values, stableOffsetColumns)
 	t.Prepare = func(t *Table) {
 		var (
-			kept []*admin.StableOffset
+			kept []*poller.StableOffset
 			ids  []int32
 		)
 		for i := range s.StableOffsets {
@@ -89,7 +89,7 @@ func stableOffsetTable(s *admin.Snapshot, unhealthy map[partitionKey]bool) *Tabl
 		for i, id := range ids {
 			rank[i] = ranks.of(id)
 		}
-		rows := make([]*admin.StableOffset, 0, len(kept))
+		rows := make([]*poller.StableOffset, 0, len(kept))
 		for _, j := range countingSort(nil, rank) {
 			rows = append(rows, kept[j])
 		}
@@ -102,8 +102,8 @@ func stableOffsetTable(s *admin.Snapshot, unhealthy map[partitionKey]bool) *Tabl
 // declare a rollup (the count of stalled LSOs): every row for
 // --no-collector.partition-labels, the rows of partitions not in unhealthy
 // for --collector.partition-series=unhealthy.
-func stableOffsetRollup(s *admin.Snapshot, unhealthy map[partitionKey]bool) *Table {
-	rows := make([]*admin.StableOffset, 0, len(s.StableOffsets))
+func stableOffsetRollup(s *poller.Snapshot, unhealthy map[partitionKey]bool) *Table {
+	rows := make([]*poller.StableOffset, 0, len(s.StableOffsets))
 	var (
 		ends   []int
 		topics []string
@@ -130,7 +130,7 @@ func stableOffsetRollup(s *admin.Snapshot, unhealthy map[partitionKey]bool) *Tab
 // groupPartitionRow is one group's position on one partition.
 type groupPartitionRow struct {
 	group string
-	p     *admin.GroupPartition
+	p     *poller.GroupPartition
 }
 
 // groupPartitionColumns are the per group and partition families.
@@ -157,7 +157,7 @@ func groupPartitionValues(r groupPartitionRow, values []string) {
 // partitions by topic, then partition, so a stable counting sort of each
 // group's partitions on the rank of their partition label puts them in
 // series order.
-func groupPartitionTable(s *admin.Snapshot, unhealthy func() map[partitionKey]bool) *Table {
+func groupPartitionTable(s *poller.Snapshot, unhealthy func() map[partitionKey]bool) *Table {
 	t := rowTable(nil, groupPartitionValues, groupPartitionColumns)
 	t.Prepare = func(t *Table) {
 		unhealthyOnly := unhealthy != nil
@@ -165,7 +165,7 @@ func groupPartitionTable(s *admin.Snapshot, unhealthy func() map[partitionKey]bo
 		if unhealthyOnly {
 			bad = unhealthy()
 		}
-		keep := func(p *admin.GroupPartition) bool {
+		keep := func(p *poller.GroupPartition) bool {
 			return !unhealthyOnly || p.StarvedByReplication || p.Behind || bad[partitionKey{p.Topic, p.Partition}]
 		}
 		var (
@@ -210,7 +210,7 @@ type partitionKey struct {
 }
 
 // unhealthyPartitions are s's partitions whose Unhealthy() is true.
-func unhealthyPartitions(s *admin.Snapshot) map[partitionKey]bool {
+func unhealthyPartitions(s *poller.Snapshot) map[partitionKey]bool {
 	bad := make(map[partitionKey]bool)
 	for i := range s.Topics {
 		for j := range s.Topics[i].Partitions {

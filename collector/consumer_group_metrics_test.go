@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 )
 
 // The consumer-group families: per group in both label modes, per group and
@@ -14,27 +14,27 @@ import (
 // counters only while groups are read.
 func TestConsumerGroupOutput(t *testing.T) {
 	s := adminSnapshot()
-	for r := range admin.NumRequests {
+	for r := range poller.NumRequests {
 		s.Sent[r] = true
 	}
-	s.Groups = []admin.ConsumerGroup{
-		{Name: "audit", State: "Stable", Members: 2, Partitions: []admin.GroupPartition{
+	s.Groups = []poller.ConsumerGroup{
+		{Name: "audit", State: "Stable", Members: 2, Partitions: []poller.GroupPartition{
 			{Topic: "orders", Partition: 10, Committed: 7, HWKnown: true, LagToHW: 3, AboveHWKnown: true, LagSeconds: 1.5, LagSecondsKnown: true},
 			{Topic: "orders", Partition: 2, Committed: 50, HWKnown: true, AboveHW: 30, AboveHWKnown: true, StarvedByReplication: true, LagSecondsKnown: true},
 		}},
-		{Name: "bill\"ing", Partitions: []admin.GroupPartition{{Topic: "orders", Partition: 1, Committed: 4}}},
+		{Name: "bill\"ing", Partitions: []poller.GroupPartition{{Topic: "orders", Partition: 1, Committed: 4}}},
 	}
 	s.GroupsListed = 5
-	s.GroupsUnread[admin.GroupUnreadErrorCode], s.GroupsUnread[admin.GroupUnreadNoAnswer] = 1, 2
+	s.GroupsUnread[poller.GroupUnreadErrorCode], s.GroupsUnread[poller.GroupUnreadNoAnswer] = 1, 2
 	for _, labels := range []bool{true, false} {
 		text := adminText(t, s, labels)
 		samples := checkExposition(t, text)
 		want := map[string]int{
-			requestErrorsFamily.Name: int(admin.NumRequests),
+			requestErrorsFamily.Name: int(poller.NumRequests),
 			// bill"ing's state is unknown: no member count.
 			groupStateFamily.Name: 2, groupMembersFamily.Name: 1, groupStarvedFamily.Name: 2,
 			// Every reason, 0 too: an alert compares them.
-			groupsListedFamily.Name: 1, groupsUnreadFamily.Name: int(admin.NumGroupUnread),
+			groupsListedFamily.Name: 1, groupsUnreadFamily.Name: int(poller.NumGroupUnread),
 		}
 		if labels {
 			want[groupCommittedFamily.Name] = 3
@@ -81,12 +81,12 @@ func TestConsumerGroupOutput(t *testing.T) {
 // them over in series order (group, then the partition label as a string,
 // then topic), partition ids past the preformatted labels included.
 func TestGroupPartitionTableOrder(t *testing.T) {
-	s := &admin.Snapshot{}
+	s := &poller.Snapshot{}
 	for _, name := range []string{"a", "b"} {
-		g := admin.ConsumerGroup{Name: name}
+		g := poller.ConsumerGroup{Name: name}
 		for _, topic := range []string{"t1", "t2"} {
 			for _, p := range []int32{0, 1, 2, 10, 100, 4095, 5000, 40000} {
-				g.Partitions = append(g.Partitions, admin.GroupPartition{Topic: topic, Partition: p})
+				g.Partitions = append(g.Partitions, poller.GroupPartition{Topic: topic, Partition: p})
 			}
 		}
 		s.Groups = append(s.Groups, g)
@@ -113,10 +113,10 @@ func TestGroupPartitionTableOrder(t *testing.T) {
 // The LSO table, likewise: laid out only when written, in series order
 // (the partition label as a string, then topic), with its values.
 func TestStableOffsetTableOrder(t *testing.T) {
-	s := &admin.Snapshot{}
+	s := &poller.Snapshot{}
 	for _, topic := range []string{"t1", "t2"} {
 		for _, p := range []int32{0, 1, 2, 10, 100, 4095, 5000, 40000} {
-			s.StableOffsets = append(s.StableOffsets, admin.StableOffset{Topic: topic, Partition: p, LSO: int64(p) + 7})
+			s.StableOffsets = append(s.StableOffsets, poller.StableOffset{Topic: topic, Partition: p, LSO: int64(p) + 7})
 		}
 	}
 	table := stableOffsetTable(s, nil)

@@ -1,6 +1,6 @@
 // Package collector turns the sidecar's state into Prometheus metrics. The
 // state lives elsewhere and is read as snapshots: the broker's logs in
-// internal/logstate, the Kafka admin API in collector/admin's poller. A
+// internal/logstate, the Kafka admin API in internal/poller's poller. A
 // scrape only reads memory: it never waits on a file or on Kafka.
 //
 // Every kafka_replication_* family is written by one text writer, WriteText,

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 )
 
 // The LSO families: per partition, the LSO always, the lag where the HW was
@@ -12,8 +12,8 @@ import (
 // labels, the count of stalled LSOs per topic only.
 func TestStableOffsetOutput(t *testing.T) {
 	s := adminSnapshot()
-	s.Sent[admin.RequestListOffsetsLSO] = true
-	s.StableOffsets = []admin.StableOffset{
+	s.Sent[poller.RequestListOffsetsLSO] = true
+	s.StableOffsets = []poller.StableOffset{
 		{Topic: "audit", Partition: 0, LSO: 9, HWKnown: true},
 		{Topic: "orders", Partition: 2, LSO: 40, HWKnown: true, LagSeconds: 420.5, Stalled: true},
 		{Topic: "orders", Partition: 10, LSO: 7}, // the HW unanswered
@@ -65,7 +65,7 @@ func TestStableOffsetOutput(t *testing.T) {
 // count of --no-collector.partition-labels.
 func TestStableOffsetUnhealthySeries(t *testing.T) {
 	s := adminSnapshot()
-	var healthy []*admin.Partition
+	var healthy []*poller.Partition
 	for i := range s.Topics {
 		for j := range s.Topics[i].Partitions {
 			if p := &s.Topics[i].Partitions[j]; !p.Unhealthy() && len(healthy) < 2 {
@@ -78,7 +78,7 @@ func TestStableOffsetUnhealthySeries(t *testing.T) {
 	}
 	stuck, fine := healthy[0], healthy[1]
 	stuck.LSOStalled = true
-	s.StableOffsets = []admin.StableOffset{
+	s.StableOffsets = []poller.StableOffset{
 		{Topic: stuck.Topic, Partition: stuck.Partition, LSO: stuck.HW - 50, HWKnown: true, LagSeconds: 400, Stalled: true},
 		{Topic: fine.Topic, Partition: fine.Partition, LSO: fine.HW, HWKnown: true},
 	}
@@ -88,7 +88,7 @@ func TestStableOffsetUnhealthySeries(t *testing.T) {
 	text := scrapeText(t, TableSource(NewAdminMetrics(newSnapshotSource(s), UnhealthyPartitionSeries).Tables))
 	checkExposition(t, text) // one HELP and TYPE per family
 	got := parseSamples(t, text)
-	id := func(p *admin.Partition) string { return "partition=" + idLabel(p.Partition) + ",topic=" + p.Topic }
+	id := func(p *poller.Partition) string { return "partition=" + idLabel(p.Partition) + ",topic=" + p.Topic }
 	for _, name := range []string{hwFamily.Name, lsoFamily.Name, lsoLagSecondsFamily.Name, lsoStalledFamily.Name} {
 		if _, ok := got[name][id(stuck)]; !ok {
 			t.Errorf("%s{%s}: want a series of its own for the partition whose LSO is stalled", name, id(stuck))

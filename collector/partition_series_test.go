@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 )
 
 // parseSamples parses an exposition into name → label set → value, the
@@ -146,13 +146,13 @@ func TestUnhealthyPartitionSeriesLeaveNoStaleSeries(t *testing.T) {
 		t.Fatal("no partition series over an unhealthy snapshot")
 	}
 	healed := *s
-	healed.Topics = make([]admin.Topic, len(s.Topics))
+	healed.Topics = make([]poller.Topic, len(s.Topics))
 	for i, tp := range s.Topics {
 		healed.Topics[i] = tp
-		healed.Topics[i].Partitions = make([]admin.Partition, len(tp.Partitions))
+		healed.Topics[i].Partitions = make([]poller.Partition, len(tp.Partitions))
 		for j, p := range tp.Partitions {
 			p.ISR, p.MinISR, p.Leader, p.Regressions = p.Replicas, min(p.MinISR, p.Replicas-1), max(p.Leader, 0), 0
-			p.HWKnown, p.LEOKnown, p.Stalled, p.StallCause = true, true, false, admin.StallNone
+			p.HWKnown, p.LEOKnown, p.Stalled, p.StallCause = true, true, false, poller.StallNone
 			p.Reassigning, p.UnderReplicatedByReassignment, p.Lags = false, false, nil
 			if p.Unhealthy() {
 				t.Fatalf("the healed partition %s/%d is unhealthy: %+v", p.Topic, p.Partition, p)

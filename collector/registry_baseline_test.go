@@ -10,8 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
@@ -101,14 +101,14 @@ func TestWriterMatchesRegistry(t *testing.T) {
 		"admin":        adminSource(newSnapshotSource(adminSnapshot()), true),
 		"admin-rollup": adminSource(newSnapshotSource(adminSnapshot()), false),
 		// Ids past idLabels' 4096, ranked the slow way.
-		"admin-large-ids": adminSource(newSnapshotSource(&admin.Snapshot{Topics: []admin.Topic{
-			{Name: "a", Partitions: []admin.Partition{
-				{Topic: "a", Partition: 9, Lags: []admin.ReplicaLag{{Replica: 10_001, Lag: 1}, {Replica: 9, Lag: 2}}},
-				{Topic: "a", Partition: 100_000, Lags: []admin.ReplicaLag{{Replica: 2, Lag: 3}}},
+		"admin-large-ids": adminSource(newSnapshotSource(&poller.Snapshot{Topics: []poller.Topic{
+			{Name: "a", Partitions: []poller.Partition{
+				{Topic: "a", Partition: 9, Lags: []poller.ReplicaLag{{Replica: 10_001, Lag: 1}, {Replica: 9, Lag: 2}}},
+				{Topic: "a", Partition: 100_000, Lags: []poller.ReplicaLag{{Replica: 2, Lag: 3}}},
 			}},
-			{Name: "b", Partitions: []admin.Partition{
-				{Topic: "b", Partition: 10, Lags: []admin.ReplicaLag{{Replica: 10_001, Lag: 4}}},
-				{Topic: "b", Partition: 100_000, Lags: []admin.ReplicaLag{{Replica: 9, Lag: 5}, {Replica: 10_001, Lag: 6}}},
+			{Name: "b", Partitions: []poller.Partition{
+				{Topic: "b", Partition: 10, Lags: []poller.ReplicaLag{{Replica: 10_001, Lag: 4}}},
+				{Topic: "b", Partition: 100_000, Lags: []poller.ReplicaLag{{Replica: 9, Lag: 5}, {Replica: 10_001, Lag: 6}}},
 			}},
 		}}), true),
 		"log": TableSource(NewLogMetrics(logState(t, 40), nil, LogMetricsOptions{

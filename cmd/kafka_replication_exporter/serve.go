@@ -26,8 +26,8 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 )
 
@@ -77,7 +77,7 @@ type serveCommand struct {
 	partitionLabels *bool
 	partitionSeries *string
 
-	admin *admin.Config
+	admin *poller.Config
 
 	autoMemLimit      *bool
 	autoMemLimitRatio *float64
@@ -112,7 +112,7 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 			"no ISR headroom, stalled or regressed HW, reassigning, unanswered, or a consumer group starved or behind on it); "+
 			"the others are summed per topic under the same names, and the log half's counters are per topic.").Default("all").Enum("all", "unhealthy")
 
-	s.admin = admin.AddFlags(cmd)
+	s.admin = poller.AddFlags(cmd)
 
 	s.autoMemLimit = cmd.Flag("auto-gomemlimit", "Set the Go runtime's soft memory limit (GOMEMLIMIT) from the container's memory limit "+
 		"(cgroup v1 or v2), unless GOMEMLIMIT is set.").Default("true").Bool()
@@ -269,7 +269,7 @@ type sidecar struct {
 	store     *logstate.Store
 	files     []*logstate.LogFile
 	stream    *logstate.Stream
-	admin     *admin.Poller
+	admin     *poller.Poller
 	positions *tail.PositionStore
 	saved     []tail.Position // the last positions written
 	// registry holds the standard collectors (build info, Go, process);
@@ -323,7 +323,7 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 	sc.registry.MustRegister(versioncollector.NewCollector(programName))
 	sc.direct = append(sc.direct, collector.TableSource(logm.Tables))
 	if adminMode {
-		sc.admin = admin.New(s.admin, admin.Options{
+		sc.admin = poller.New(s.admin, poller.Options{
 			TopicFilter: filter,
 			LogStore:    sc.logStore(),
 			Logger:      logger.With("component", "admin"),
@@ -340,7 +340,7 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 // Metadata says (deleted topics and replicas moved away: their log-derived
 // series disappear with them), nil when no log file is followed (admin-only
 // mode: the store stays empty).
-func (sc *sidecar) logStore() admin.LogStore {
+func (sc *sidecar) logStore() poller.LogStore {
 	if len(sc.files) == 0 {
 		return nil
 	}

@@ -395,7 +395,7 @@ func (s *Store) noteBroker(id int32) {
 	}
 }
 
-// LogBrokerID implements admin.LogStore: the broker id this broker's own
+// LogBrokerID implements poller.LogStore: the broker id this broker's own
 // log lines name, when they all name the same one.
 func (s *Store) LogBrokerID() (int32, bool) {
 	s.mu.Lock()
@@ -435,7 +435,7 @@ func (s *Store) newPartition(k logparse.PartitionKey) *logPartition {
 
 func (p *logPartition) setHW(hw int64) { p.hw, p.hasHW = hw, true }
 
-// LogPartitionState implements admin.LogStore: the ISR size and leader epoch this
+// LogPartitionState implements poller.LogStore: the ISR size and leader epoch this
 // broker's log last showed for a partition it leads.
 func (s *Store) LogPartitionState(topic string, partition int32) (isrSize int, isrAt time.Time, leaderEpoch int64, epochAt time.Time, ok bool) {
 	s.mu.Lock()
@@ -447,7 +447,7 @@ func (s *Store) LogPartitionState(topic string, partition int32) (isrSize int, i
 	return p.isrSize, p.isrAt, p.leaderEpoch, p.epochAt, true
 }
 
-// PendingISRShrink implements admin.LogStore: this broker, leading the
+// PendingISRShrink implements poller.LogStore: this broker, leading the
 // partition, logged a shrink that no later line shows committed, and the
 // admin API's last ISR is still larger than the shrink's target.
 func (s *Store) PendingISRShrink(topic string, partition int32) bool {
@@ -457,7 +457,7 @@ func (s *Store) PendingISRShrink(topic string, partition int32) bool {
 	return p != nil && p.leader && p.shrinkPending && (p.admin.size < 0 || p.admin.size > p.shrinkTo)
 }
 
-// ObserveISR implements admin.LogStore: the ISR size the admin API reported
+// ObserveISR implements poller.LogStore: the ISR size the admin API reported
 // for a partition this sidecar exports. An ISR change the controller made
 // without this broker logging it (a follower fenced by the controller, an
 // expansion logged only at DEBUG) is counted in the ISR shrink and expand
