@@ -22,7 +22,7 @@ RUN go mod download
 COPY cmd/ cmd/
 COPY collector/ collector/
 COPY internal/ internal/
-COPY logparse/ logparse/
+COPY internal/logparse/ internal/logparse/
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 ARG BRANCH=unknown

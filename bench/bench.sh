@@ -60,7 +60,7 @@ VERIFY_BENCH_FILE="$log" go test -run '^$' -bench VerifyGenlog -benchtime 3x ./c
 fi
 if want parser; then
 echo "== parser (ours vs a regexp baseline), splitter; BenchmarkMachineByteLoop calibrates the machine"
-go test -run '^$' -bench . -benchmem -count 3 ./logparse/
+go test -run '^$' -bench . -benchmem -count 3 ./internal/logparse/
 fi
 if want metrics; then
 echo "== /metrics render (the table writer), admin refresh and processing (in process, kfake included)"

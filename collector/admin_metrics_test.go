@@ -20,8 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/fakekafka"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 const (

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // LogMetricsOptions shape the log-derived series.

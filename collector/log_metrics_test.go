@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 func applyLines(t testing.TB, s *logstate.Store, lines ...string) {

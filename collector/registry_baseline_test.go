@@ -10,9 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // The client_golang path the table writer was chosen against (docs/design.md,

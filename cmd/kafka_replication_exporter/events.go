@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // cmdEvents prints one JSON object per parsed event: the debugging view of what

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/genlog"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // One truth, two readers: what serve's stream applies from a broker's files,

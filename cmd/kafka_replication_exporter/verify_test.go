@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/genlog"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // runCLI runs the program in-process and returns its exit code and output.
@@ -346,12 +346,12 @@ func TestVerifyNumberedRollsByModTime(t *testing.T) {
 	}
 }
 
-// The real broker logs of the e2e scenarios (logparse/testdata/real-*.log):
+// The real broker logs of the e2e scenarios (internal/logparse/testdata/real-*.log):
 // only the unclean-election scenario may fail, and exactly on the invariants it
 // breaks — on every Kafka version. Every other real log is a healthy cluster
 // (failover, ISR churn, min-ISR rejections) and must not raise a false alarm.
 func TestVerifyRealBrokerLogs(t *testing.T) {
-	logs, _ := filepath.Glob("../../logparse/testdata/real-*.log")
+	logs, _ := filepath.Glob("../../internal/logparse/testdata/real-*.log")
 	if len(logs) < 10 {
 		t.Fatalf("want the real-broker fixtures, found %d", len(logs))
 	}
@@ -383,7 +383,7 @@ func TestVerifyRealBrokerLogs(t *testing.T) {
 // NotEnoughReplicas exception joins the header of its own broker, and every
 // rejection is counted (read through to the end of the file).
 func TestVerifyMergedComposeLog(t *testing.T) {
-	code, rep := verifyJSON(t, "../../logparse/testdata/layout-compose-interleaved.log")
+	code, rep := verifyJSON(t, "../../internal/logparse/testdata/layout-compose-interleaved.log")
 	if code != exitOK || rep.Events["produce_rejected_min_isr"] != 3 || rep.Events["hw_update"] != 1 || rep.MalformedLines != 0 {
 		t.Errorf("want exit 0, 3 rejections, 1 HW update, 0 malformed, got %d %v %d", code, rep.Events, rep.MalformedLines)
 	}

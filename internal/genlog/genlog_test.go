@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // TestManifestIsWhatTheParserFinds reads a generated log with logparse and
@@ -120,10 +120,10 @@ func TestSameSeedSameLog(t *testing.T) {
 }
 
 // TestFormatsAreReal holds every line format to a real broker's output:
-// each must match a line of the Kafka 4.1 captures in logparse/testdata,
+// each must match a line of the Kafka 4.1 captures in internal/logparse/testdata,
 // values aside.
 func TestFormatsAreReal(t *testing.T) {
-	paths, _ := filepath.Glob("../../logparse/testdata/real-4.1*.log")
+	paths, _ := filepath.Glob("../logparse/testdata/real-4.1*.log")
 	if len(paths) < 5 {
 		t.Fatalf("want the real Kafka 4.1 captures, found %v", paths)
 	}

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // LogFile is one followed broker log file as a source of the Stream: it reads

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // traceMix writes n lines of a busy broker's TRACE/DEBUG log over the given

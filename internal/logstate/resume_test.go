@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // hwLine is a high watermark update of orders-0 at 10:00:00 plus ms

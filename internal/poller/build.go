@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // The last stage of a refresh: the snapshot, built from the plan and the

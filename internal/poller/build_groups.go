@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // caughtUp reports a group that keeps up with the partition: its committed

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // Stage 4 for --collector.last-stable-offset: each exported partition's LSO

@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/fakekafka"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
 
 // TestChurnStaysBounded is the soak of topic churn: every refresh the

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/fakekafka"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // TestGroupsStarvedBehindASmallLastStep: the HW froze just after a refresh,

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/fakekafka"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // TestGroupsKIP848: Kafka's DescribeGroups does not describe a KIP-848

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/fakekafka"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // commit commits offsets for group as an admin tool does (no member, no

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // hwHistory keeps, per partition, up to hwSamples distinct high watermarks

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // LogStore is the log half's state of this broker's partitions, as the

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/fakekafka"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // TestPollerOfflineLogDir (issue 20 item 2): a replica Metadata lists as

@@ -1,6 +1,6 @@
 package poller
 
-import "github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+import "github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 
 // Part of the plan: what of a Metadata answer never becomes a series. A
 // topic name Kafka could not have created (the log half's rule,

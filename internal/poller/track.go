@@ -3,7 +3,7 @@ package poller
 import (
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // hwTracker remembers, per partition, the last high watermark the admin API

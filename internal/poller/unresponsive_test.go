@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/fakekafka"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // freezer stops kfake brokers the way SIGSTOP stops a real one: the kernel

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // Rolled files are the rotated copies of a followed file: Kafka's
