@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/invariant"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
@@ -29,9 +30,9 @@ func TestManifestIsWhatTheParserFinds(t *testing.T) {
 		var lines, records int64
 		events := make(map[string]int64)
 		got := make(map[string]Expect)
-		sp, p, c := logparse.NewSplitter(), logparse.NewParser(time.UTC), logparse.NewChecker()
+		sp, p, c := logparse.NewSplitter(), logparse.NewParser(time.UTC), invariant.NewChecker()
 		var ev logparse.Event
-		var res logparse.Result
+		var res invariant.Result
 		observe := func(rec *logparse.Record) {
 			records++
 			if !p.ParseInto(rec, &ev) {
@@ -39,7 +40,7 @@ func TestManifestIsWhatTheParserFinds(t *testing.T) {
 			}
 			events[ev.Type.String()]++
 			c.Observe(&ev, &res)
-			for _, inv := range logparse.Invariants() {
+			for _, inv := range invariant.Invariants() {
 				e := got[inv.String()]
 				if res.Checked.Has(inv) {
 					e.Checked++
@@ -66,7 +67,7 @@ func TestManifestIsWhatTheParserFinds(t *testing.T) {
 		if sp.Malformed() != 0 || p.Malformed() != 0 {
 			t.Errorf("%+v: want no malformed line, got %d split, %d parsed", o, sp.Malformed(), p.Malformed())
 		}
-		if len(m.Events) != len(logparse.Types()) || len(m.Invariants) != len(logparse.Invariants()) {
+		if len(m.Events) != len(logparse.Types()) || len(m.Invariants) != len(invariant.Invariants()) {
 			t.Errorf("%+v: want every type and invariant in the manifest, got %v %v", o, m.Events, m.Invariants)
 		}
 		for name, want := range m.Events {

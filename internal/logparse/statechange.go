@@ -162,7 +162,7 @@ func (p *Parser) recovering(ev *Event, s []byte) bool {
 // "[Controller id=N epoch=E] ", in the controller's state-change.log. An
 // unclean election writes no line of its own at INFO: it is a change from
 // OfflinePartition to OnlinePartition whose leader was not in the ISR (3.2+
-// also marks it leaderRecoveryState=RECOVERING). The Checker decides.
+// also marks it leaderRecoveryState=RECOVERING). invariant.Checker decides.
 
 // zkController parses what follows "[Controller id=".
 func (p *Parser) zkController(ev *Event, m []byte) bool {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/invariant"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
@@ -83,8 +84,8 @@ func newLogPartition() *logPartition {
 // concurrent use: the Stream applies events, scrapes and the admin half read.
 type Store struct {
 	mu      sync.Mutex
-	checker *logparse.Checker
-	res     logparse.Result // the last event's, reused: apply runs under mu
+	checker *invariant.Checker
+	res     invariant.Result // the last event's, reused: apply runs under mu
 	parts   map[logparse.PartitionKey]*logPartition
 	filter  func(topic string) bool
 	admit   map[string]bool // filter answers by topic
@@ -136,7 +137,7 @@ const DefaultMaxPartitions = 50_000
 // It keeps state for at most DefaultMaxPartitions partitions (SetMaxPartitions).
 func NewStore(filter func(topic string) bool) *Store {
 	return &Store{
-		checker:        logparse.NewChecker(),
+		checker:        invariant.NewChecker(),
 		parts:          make(map[logparse.PartitionKey]*logPartition),
 		filter:         filter,
 		admit:          make(map[string]bool),
@@ -289,10 +290,10 @@ func (s *Store) apply(ev *logparse.Event) {
 			delete(s.pendingUnclean, idKey)
 		}
 	}
-	if res.Violated.Has(logparse.HWMonotonic) {
+	if res.Violated.Has(invariant.HWMonotonic) {
 		c[HWViolations]++
 	}
-	if res.Violated.Has(logparse.PartitionEpochMonotonic) {
+	if res.Violated.Has(invariant.PartitionEpochMonotonic) {
 		c[EpochRegressions]++
 	}
 	if res.ISRShrink {

@@ -1,9 +1,11 @@
-package logparse
+package invariant
 
 import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // Invariant is one replication-protocol property checked over a stream of events.
@@ -172,7 +174,7 @@ func NewChecker() *Checker {
 // broker attributes an event to a broker. UnifiedLog lines carry no broker id,
 // but every line of a file comes from the same broker: learn it from the lines
 // that name it (or, before that, assume the only broker seen so far).
-func (c *Checker) broker(ev *Event) int32 {
+func (c *Checker) broker(ev *logparse.Event) int32 {
 	if ev.Broker >= 0 {
 		if ev.File != c.lastFile || ev.Broker != c.lastFileBroker {
 			c.fileBroker[ev.File] = ev.Broker // on a change only: most events repeat the last file and broker
@@ -194,7 +196,7 @@ func (c *Checker) broker(ev *Event) int32 {
 	return -1
 }
 
-func (c *Checker) part(ev *Event) *partState {
+func (c *Checker) part(ev *logparse.Event) *partState {
 	k := partKey{c.broker(ev), ev.Topic, ev.Partition}
 	if c.lastState != nil && k == c.lastKey {
 		return c.lastState
@@ -262,7 +264,7 @@ func (c *Checker) Retain(keep func(topic string, partition int32) bool) {
 // ev.Topic from a topic id learned earlier (controller lines name the topic
 // only by id). The caller owns r, so that a hot loop reuses one Result
 // instead of copying a new one per event.
-func (c *Checker) Observe(ev *Event, r *Result) {
+func (c *Checker) Observe(ev *logparse.Event, r *Result) {
 	*r = Result{}
 	if ev.TopicID != "" {
 		if ev.Topic != "" {
@@ -272,15 +274,15 @@ func (c *Checker) Observe(ev *Event, r *Result) {
 		}
 	}
 	switch ev.Type {
-	case HWUpdate:
+	case logparse.HWUpdate:
 		c.hwUpdate(ev, r)
-	case ISRUpdate:
+	case logparse.ISRUpdate:
 		c.isrUpdate(ev, r)
-	case ISRExpand:
+	case logparse.ISRExpand:
 		p := c.part(ev)
 		p.isrSize, p.isrT = len(ev.ToISR), ev.Time
 		r.ISRExpand = true
-	case ISRShrink:
+	case logparse.ISRShrink:
 		// The leader's own decision that followers fell behind. It is counted
 		// here, not at the "ISR updated to" that commits it: that line may never
 		// come (the controller fenced the follower first and the AlterPartition
@@ -299,19 +301,19 @@ func (c *Checker) Observe(ev *Event, r *Result) {
 			}
 			p.isrSize, p.isrT = len(ev.ToISR), ev.Time
 		}
-	case ProduceRejectedMinISR:
+	case logparse.ProduceRejectedMinISR:
 		r.Checked.add(MinISREnforced)
 		if ev.MinISR > 0 && ev.ISRSize >= ev.MinISR {
 			r.Violated.add(MinISREnforced)
 			r.Detail = fmt.Sprintf("produce rejected with ISR size %d >= min ISR %d", ev.ISRSize, ev.MinISR)
 		}
-	case ISRAckProgress:
+	case logparse.ISRAckProgress:
 		if len(ev.Awaiting) == 0 {
 			r.Checked.add(ISRAcksComplete)
 		}
-	case HWBlockedUnderMinISR:
+	case logparse.HWBlockedUnderMinISR:
 		r.Checked.add(HWStallUnderMinISR)
-	case LogLoaded:
+	case logparse.LogLoaded:
 		p := c.part(ev)
 		p.lastHW = -1
 		p.setKnownHW(ev.HW, ev.Time)
@@ -321,13 +323,13 @@ func (c *Checker) Observe(ev *Event, r *Result) {
 			p.lastEpoch = -1
 			p.isrSize = -1
 		}
-	case LeaderStart, FollowerStart:
+	case logparse.LeaderStart, logparse.FollowerStart:
 		c.transition(ev)
-	case FetcherTruncation, LogTruncation, TruncationBelowHW:
+	case logparse.FetcherTruncation, logparse.LogTruncation, logparse.TruncationBelowHW:
 		c.truncation(ev, r)
-	case UncleanElection:
+	case logparse.UncleanElection:
 		c.uncleanElection(ev, r)
-	case PartitionStateChange:
+	case logparse.PartitionStateChange:
 		c.zkStateChange(ev, r)
 	}
 }
@@ -338,7 +340,7 @@ func (c *Checker) Observe(ev *Event, r *Result) {
 // marks that leaderRecoveryState=RECOVERING, which decides alone; before, the
 // new ISR must also be the leader alone (a clean election keeps the live ISR),
 // so that an expansion the controller did not log cannot look unclean.
-func (c *Checker) zkStateChange(ev *Event, r *Result) {
+func (c *Checker) zkStateChange(ev *logparse.Event, r *Result) {
 	k := uncleanKey{ev.Topic, ev.Partition}
 	last, known := c.zkISR[k]
 	if ev.Reason == "OfflinePartition" {
@@ -351,7 +353,7 @@ func (c *Checker) zkStateChange(ev *Event, r *Result) {
 	c.zkISR[k] = append(last[:0], ev.ISR...)
 }
 
-func (c *Checker) hwUpdate(ev *Event, r *Result) {
+func (c *Checker) hwUpdate(ev *logparse.Event, r *Result) {
 	p := c.part(ev)
 	r.Checked.add(HWMonotonic)
 	switch {
@@ -376,7 +378,7 @@ func (p *partState) setKnownHW(hw int64, t time.Time) {
 	}
 }
 
-func (c *Checker) isrUpdate(ev *Event, r *Result) {
+func (c *Checker) isrUpdate(ev *logparse.Event, r *Result) {
 	p := c.part(ev)
 	r.Checked.add(ISRChangeVersioned)
 	if ev.Version < 0 {
@@ -400,7 +402,7 @@ func (c *Checker) isrUpdate(ev *Event, r *Result) {
 
 // transition handles leader_start / follower_start: a new leadership resets the
 // HW sequence (a new leader may start below the HW the old one printed) and carries the replica's HW and partition epoch.
-func (c *Checker) transition(ev *Event) {
+func (c *Checker) transition(ev *logparse.Event) {
 	p := c.part(ev)
 	if ev.TopicID != "" && p.topicID != "" && ev.TopicID != p.topicID {
 		// A re-created topic: everything starts over.
@@ -419,10 +421,10 @@ func (c *Checker) transition(ev *Event) {
 	// A leadership line older than the last ISR line (another file, read later)
 	// says nothing new about the ISR.
 	if !ev.Time.Before(p.isrT) {
-		if ev.Type == LeaderStart && ev.ISR != nil {
+		if ev.Type == logparse.LeaderStart && ev.ISR != nil {
 			p.isrSize, p.isrT = len(ev.ISR), ev.Time
 		}
-		if ev.Type == FollowerStart {
+		if ev.Type == logparse.FollowerStart {
 			// Only the leader commits ISR changes; a later leadership starts from its own line.
 			p.isrSize, p.isrT = -1, ev.Time
 		}
@@ -433,19 +435,19 @@ func (c *Checker) transition(ev *Event) {
 // committed data. Kafka's own "below high watermark" WARN is not printed reliably
 // before 4.2 (KAFKA-19474), so the HW is tracked from log_loaded, leader_start,
 // follower_start and hw_update lines instead.
-func (c *Checker) truncation(ev *Event, r *Result) {
-	if ev.Type == LogTruncation && ev.NoEffect {
+func (c *Checker) truncation(ev *logparse.Event, r *Result) {
+	if ev.Type == logparse.LogTruncation && ev.NoEffect {
 		return
 	}
 	p := c.part(ev)
 	p.lastHW = -1
 	r.Checked.add(NoTruncationBelowHW)
 	hw := p.knownHW
-	if ev.Type == TruncationBelowHW && ev.HW > hw {
+	if ev.Type == logparse.TruncationBelowHW && ev.HW > hw {
 		hw = ev.HW
 	}
 	below := hw >= 0 && ev.Offset < hw
-	if ev.Type == TruncationBelowHW {
+	if ev.Type == logparse.TruncationBelowHW {
 		below = true
 	}
 	if below && p.lastTruncO != ev.Offset {
@@ -459,7 +461,7 @@ func (c *Checker) truncation(ev *Event, r *Result) {
 	}
 }
 
-func (c *Checker) uncleanElection(ev *Event, r *Result) {
+func (c *Checker) uncleanElection(ev *logparse.Event, r *Result) {
 	r.Checked.add(NoUncleanElection)
 	k := uncleanKey{ev.TopicID, ev.Partition}
 	if k.topic == "" {

@@ -1,4 +1,4 @@
-package logparse
+package invariant
 
 import (
 	"fmt"
@@ -7,16 +7,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
+
+// parseLine is Parse for a single-line record (logparse's own test helper
+// is not visible from here).
+func parseLine(p *logparse.Parser, line []byte) (logparse.Event, bool) {
+	return p.Parse(logparse.Record{First: line, Line: 1, Lines: 1})
+}
 
 // checkLines parses each line and runs the checker, returning one result per line.
 func checkLines(t *testing.T, lines ...string) []Result {
 	t.Helper()
-	p := NewParser(time.UTC)
+	p := logparse.NewParser(time.UTC)
 	c := NewChecker()
 	out := make([]Result, 0, len(lines))
 	for _, l := range lines {
-		ev, ok := p.parseLine([]byte(l))
+		ev, ok := parseLine(p, []byte(l))
 		if !ok {
 			t.Fatalf("want line parsed, got not ours: %s", l)
 		}
@@ -115,7 +123,7 @@ func TestCheckerEpochsArePerBroker(t *testing.T) {
 
 func TestCheckerMinISR(t *testing.T) {
 	header := "[2025-10-16 15:58:28,053] ERROR [ReplicaManager broker=1] Error processing append operation on partition AMNt6PcpRZOktSh6v-u00A:t-0 (kafka.server.ReplicaManager)"
-	p := NewParser(time.UTC)
+	p := logparse.NewParser(time.UTC)
 	c := NewChecker()
 	for _, tc := range []struct {
 		cont string
@@ -125,7 +133,7 @@ func TestCheckerMinISR(t *testing.T) {
 		{"org.apache.kafka.common.errors.NotEnoughReplicasException: The size of the current ISR : 2 is insufficient to satisfy the min.isr requirement of 2 for partition t-0, live replica(s) broker.id are : Set(1, 2)", true},
 		{"org.apache.kafka.common.errors.NotEnoughReplicasException: The size of the current ISR Set(3) is insufficient to satisfy the min.isr requirement of 2 for partition t-0", false},
 	} {
-		ev, ok := p.Parse(Record{First: []byte(header), Cont: []byte(tc.cont), Line: 1, Lines: 2})
+		ev, ok := p.Parse(logparse.Record{First: []byte(header), Cont: []byte(tc.cont), Line: 1, Lines: 2})
 		if !ok {
 			t.Fatalf("want a produce rejection parsed from %q", tc.cont)
 		}
@@ -236,18 +244,18 @@ func TestCheckerZooKeeperUncleanElection(t *testing.T) {
 		// orders-1: leader 3 was in the ISR [2,3] (clean); orders-0: 3 was not
 		// in [1]; payments-0: RECOVERING, repeated by the ISR change after it;
 		// payments-1: RECOVERED, no ISR known before (clean).
-		"testdata/zk-controller-2.8-3.5.log":            {"orders-0", "payments-0"},
-		"testdata/real-3.9.1-zk-unclean-controller.log": {"lost-0"},
+		"../logparse/testdata/zk-controller-2.8-3.5.log":            {"orders-0", "payments-0"},
+		"../logparse/testdata/real-3.9.1-zk-unclean-controller.log": {"lost-0"},
 	} {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, c := NewParser(time.UTC), NewChecker()
+		p, c := logparse.NewParser(time.UTC), NewChecker()
 		var got []string
 		checked := 0
 		for _, l := range strings.Split(string(data), "\n") {
-			ev, ok := p.parseLine([]byte(l))
+			ev, ok := parseLine(p, []byte(l))
 			if !ok {
 				continue
 			}
