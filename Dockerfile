@@ -20,7 +20,6 @@ COPY go.mod go.sum ./
 RUN go mod download
 # Only the packages the binary is built from (dockerfile_test.go checks the list).
 COPY cmd/ cmd/
-COPY collector/ collector/
 COPY internal/ internal/
 COPY internal/logparse/ internal/logparse/
 ARG VERSION=0.1.0

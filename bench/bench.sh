@@ -64,7 +64,7 @@ go test -run '^$' -bench . -benchmem -count 3 ./internal/logparse/
 fi
 if want metrics; then
 echo "== /metrics render (the table writer), admin refresh and processing (in process, kfake included)"
-go test -run '^$' -bench 'LogMetrics10kPartitions|Admin' -benchmem -benchtime 3x ./collector/ ./internal/poller/
+go test -run '^$' -bench 'LogMetrics10kPartitions|Admin' -benchmem -benchtime 3x ./internal/metrics/ ./internal/poller/
 fi
 if want follower; then
 echo "== follower throughput and CPU cost beside a 100k lines/s writer"

@@ -16,7 +16,7 @@ import (
 
 // scrapeFixture is the exporter's golden /metrics output, produced by the
 // collector's end-to-end test: the one source of truth for metric names.
-const scrapeFixture = "collector/fixtures/e2e-output.txt"
+const scrapeFixture = "internal/metrics/fixtures/e2e-output.txt"
 
 // notFromExporter are metrics the rules use that Prometheus itself produces.
 var notFromExporter = map[string]bool{"up": true}

@@ -17,12 +17,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/exposition"
 )
 
 // metricsHandler serves the telemetry path in place of promhttp.HandlerFor:
 // the registry's families (build info, Go and process) are gathered, and
-// every kafka_replication_* family is written by collector.WriteText, because
+// every kafka_replication_* family is written by exposition.WriteText, because
 // at tens of thousands of partitions Gather plus expfmt cost far more CPU
 // and memory than the scrape interval allows (docs/design.md). It keeps
 // promhttp's behavior: max-in-flight, gzip, name[] selection, and
@@ -45,7 +45,7 @@ import (
 // read"), and a slow client loses its scrape only to two newer ones as large.
 type metricsHandler struct {
 	gatherer prometheus.Gatherer
-	direct   []collector.TableSource
+	direct   []exposition.TableSource
 	logger   *slog.Logger
 	inFlight chan struct{} // nil = no limit
 
@@ -54,7 +54,7 @@ type metricsHandler struct {
 	written   []*rendering             // rendered bodies still being written, oldest first
 }
 
-func newMetricsHandler(g prometheus.Gatherer, direct []collector.TableSource, logger *slog.Logger, maxRequests int) *metricsHandler {
+func newMetricsHandler(g prometheus.Gatherer, direct []exposition.TableSource, logger *slog.Logger, maxRequests int) *metricsHandler {
 	h := &metricsHandler{gatherer: g, direct: direct, logger: logger, rendering: make(map[renderKey]*rendering)}
 	if maxRequests > 0 {
 		h.inFlight = make(chan struct{}, maxRequests)
@@ -377,7 +377,7 @@ func (h *metricsHandler) render(key renderKey, r *rendering) {
 	} else {
 		r.body.s2 = true
 	}
-	if err := collector.WriteText(out, mfs, keep, h.direct...); err != nil {
+	if err := exposition.WriteText(out, mfs, keep, h.direct...); err != nil {
 		h.logger.Error("Error encoding metrics", "err", err)
 	}
 	if gz != nil {

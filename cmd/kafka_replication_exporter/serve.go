@@ -25,8 +25,9 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/exposition"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/metrics"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 )
@@ -276,7 +277,7 @@ type sidecar struct {
 	// direct is the state the metrics handler writes itself (every
 	// kafka_replication_* family).
 	registry *prometheus.Registry
-	direct   []collector.TableSource
+	direct   []exposition.TableSource
 }
 
 func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, logger *slog.Logger) (*sidecar, error) {
@@ -296,7 +297,7 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 			sc.positions.Close()
 			return nil, fmt.Errorf("--log.position-file: %w", err)
 		}
-		sc.direct = append(sc.direct, collector.PositionTables(sc.positions))
+		sc.direct = append(sc.direct, metrics.PositionTables(sc.positions))
 	}
 	for _, path := range *s.logFiles {
 		opts := logstate.LogFileOptions{
@@ -316,19 +317,19 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 	// are per topic: a counter moving between a partition's series and its
 	// topic's as the partition's health changes would look newborn to the
 	// alerts and count its old events again.
-	logm := collector.NewLogMetrics(sc.store, sc.stream, collector.LogMetricsOptions{
-		PartitionLabels: s.adminSeries() == collector.AllPartitionSeries,
+	logm := metrics.NewLogMetrics(sc.store, sc.stream, metrics.LogMetricsOptions{
+		PartitionLabels: s.adminSeries() == metrics.AllPartitionSeries,
 		LeaderGauges:    !adminMode,
 	})
 	sc.registry.MustRegister(versioncollector.NewCollector(programName))
-	sc.direct = append(sc.direct, collector.TableSource(logm.Tables))
+	sc.direct = append(sc.direct, exposition.TableSource(logm.Tables))
 	if adminMode {
 		sc.admin = poller.New(s.admin, poller.Options{
 			TopicFilter: filter,
 			LogStore:    sc.logStore(),
 			Logger:      logger.With("component", "admin"),
 		})
-		sc.direct = append(sc.direct, collector.TableSource(collector.NewAdminMetrics(sc.admin, s.adminSeries()).Tables))
+		sc.direct = append(sc.direct, exposition.TableSource(metrics.NewAdminMetrics(sc.admin, s.adminSeries()).Tables))
 	}
 	if !*s.noExporterMet {
 		sc.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -457,12 +458,12 @@ func (sc *sidecar) handler(s *serveCommand) http.Handler {
 }
 
 // adminSeries is which partitions of the admin half have series of their own.
-func (s *serveCommand) adminSeries() collector.PartitionSeries {
+func (s *serveCommand) adminSeries() metrics.PartitionSeries {
 	switch {
 	case !*s.partitionLabels:
-		return collector.TopicSeries
+		return metrics.TopicSeries
 	case *s.partitionSeries == "unhealthy":
-		return collector.UnhealthyPartitionSeries
+		return metrics.UnhealthyPartitionSeries
 	}
-	return collector.AllPartitionSeries
+	return metrics.AllPartitionSeries
 }

@@ -12,7 +12,7 @@
 // a Poller, whose Snapshot is the immutable result of the last refresh:
 // topics and partitions with their replicas, ISR, effective min ISR, leader,
 // offsets, lags and stall state, plus the poller's own counters. Rendering
-// those as metrics is package collector's job, so this package never imports
+// those as metrics is package metrics's job, so this package never imports
 // a Prometheus library.
 //
 // Each file uses only the files listed before it:
