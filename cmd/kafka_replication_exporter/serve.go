@@ -425,7 +425,7 @@ func (sc *sidecar) ready() bool {
 
 func (sc *sidecar) handler(s *serveCommand) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(*s.metricsPath, newMetricsHandler(sc.registry, sc.direct, sc.logger, *s.maxRequests))
+	mux.Handle(*s.metricsPath, exposition.NewMetricsHandler(sc.registry, sc.direct, sc.logger, *s.maxRequests))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		io.WriteString(w, "Healthy\n")

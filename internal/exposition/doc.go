@@ -40,9 +40,12 @@
 // order) sets Prepare, which runs only when one of its families is written.
 //
 // The registry holds only the build info, Go and process collectors, which
-// WriteText merges in by family name.
+// WriteText merges in by family name. MetricsHandler serves /metrics from a
+// registry and table sources: one rendering shared by the concurrent scrapes
+// of the same families, gzip, name[] selection and a bound on requests in
+// flight.
 //
 // Each file uses only the files listed before it: exposition.go (the text
 // format), family.go (Family, Rollup), table.go (Table, RowTable,
-// RollupTable), write.go (WriteText).
+// RollupTable), write.go (WriteText), metrics_handler.go (MetricsHandler).
 package exposition

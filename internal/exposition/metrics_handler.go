@@ -1,4 +1,4 @@
-package main
+package exposition
 
 import (
 	"bytes"
@@ -16,13 +16,11 @@ import (
 	"github.com/klauspost/compress/s2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
-
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/exposition"
 )
 
-// metricsHandler serves the telemetry path in place of promhttp.HandlerFor:
+// MetricsHandler serves the telemetry path in place of promhttp.HandlerFor:
 // the registry's families (build info, Go and process) are gathered, and
-// every kafka_replication_* family is written by exposition.WriteText, because
+// every kafka_replication_* family is written by WriteText, because
 // at tens of thousands of partitions Gather plus expfmt cost far more CPU
 // and memory than the scrape interval allows (docs/design.md). It keeps
 // promhttp's behavior: max-in-flight, gzip, name[] selection, and
@@ -43,9 +41,9 @@ import (
 // --web.write-timeout would later). So however many clients stop reading,
 // they hold at most two bodies (docs/benchmarks.md, "Clients that never
 // read"), and a slow client loses its scrape only to two newer ones as large.
-type metricsHandler struct {
+type MetricsHandler struct {
 	gatherer prometheus.Gatherer
-	direct   []exposition.TableSource
+	direct   []TableSource
 	logger   *slog.Logger
 	inFlight chan struct{} // nil = no limit
 
@@ -54,8 +52,8 @@ type metricsHandler struct {
 	written   []*rendering             // rendered bodies still being written, oldest first
 }
 
-func newMetricsHandler(g prometheus.Gatherer, direct []exposition.TableSource, logger *slog.Logger, maxRequests int) *metricsHandler {
-	h := &metricsHandler{gatherer: g, direct: direct, logger: logger, rendering: make(map[renderKey]*rendering)}
+func NewMetricsHandler(g prometheus.Gatherer, direct []TableSource, logger *slog.Logger, maxRequests int) *MetricsHandler {
+	h := &MetricsHandler{gatherer: g, direct: direct, logger: logger, rendering: make(map[renderKey]*rendering)}
 	if maxRequests > 0 {
 		h.inFlight = make(chan struct{}, maxRequests)
 	}
@@ -78,8 +76,8 @@ type rendering struct {
 	status int    // 0, or the error status of a body that could not be made
 	errMsg string // the error text of that status
 
-	writers map[*bodyWriter]struct{} // the requests sharing it; guarded by metricsHandler.mu
-	cut     bool                     // its writers were cut off; guarded by metricsHandler.mu
+	writers map[*bodyWriter]struct{} // the requests sharing it; guarded by MetricsHandler.mu
+	cut     bool                     // its writers were cut off; guarded by MetricsHandler.mu
 }
 
 // bodyWriter is one request writing a body.
@@ -219,7 +217,7 @@ var gzipPool = sync.Pool{New: func() any {
 	return w
 }}
 
-func (h *metricsHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
+func (h *MetricsHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 	if h.inFlight != nil {
 		select {
 		case h.inFlight <- struct{}{}:
@@ -277,7 +275,7 @@ func (h *metricsHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 
 // join adds a request to the render of key in progress, or starts one
 // (owner: the caller renders it).
-func (h *metricsHandler) join(key renderKey, cut func()) (w *bodyWriter, owner bool) {
+func (h *MetricsHandler) join(key renderKey, cut func()) (w *bodyWriter, owner bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r := h.rendering[key]
@@ -293,7 +291,7 @@ func (h *metricsHandler) join(key renderKey, cut func()) (w *bodyWriter, owner b
 
 // rendered publishes r, rendered for key, and bounds the bodies being
 // written to twice the largest: the clients of the oldest are cut off.
-func (h *metricsHandler) rendered(key renderKey, r *rendering) {
+func (h *MetricsHandler) rendered(key renderKey, r *rendering) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.rendering[key] == r {
@@ -322,7 +320,7 @@ func (h *metricsHandler) rendered(key renderKey, r *rendering) {
 
 // leave ends a request's share of its body and reports whether it was cut
 // off; the last one recycles the body (no one can join it once rendered).
-func (h *metricsHandler) leave(w *bodyWriter) (wasCut bool) {
+func (h *MetricsHandler) leave(w *bodyWriter) (wasCut bool) {
 	h.mu.Lock()
 	r := w.r
 	delete(r.writers, w)
@@ -350,7 +348,7 @@ func isClosed(c chan struct{}) bool {
 }
 
 // render makes r's body and hands it to the requests sharing it.
-func (h *metricsHandler) render(key renderKey, r *rendering) {
+func (h *MetricsHandler) render(key renderKey, r *rendering) {
 	defer h.rendered(key, r)
 	mfs, err := h.gatherer.Gather()
 	if err != nil {
@@ -377,7 +375,7 @@ func (h *metricsHandler) render(key renderKey, r *rendering) {
 	} else {
 		r.body.s2 = true
 	}
-	if err := exposition.WriteText(out, mfs, keep, h.direct...); err != nil {
+	if err := WriteText(out, mfs, keep, h.direct...); err != nil {
 		h.logger.Error("Error encoding metrics", "err", err)
 	}
 	if gz != nil {
