@@ -269,7 +269,7 @@ func TestGoldenHasEveryFamily(t *testing.T) {
 		if strings.HasSuffix(f.Name, "_timestamp_seconds") || strings.HasSuffix(f.Name, "_duration_seconds") {
 			continue
 		}
-		if f.Sparse || f.Derived { // no series for a healthy partition: collector's TestSparseAndDerivedFamilies
+		if f.Sparse || f.Derived { // no series for a healthy partition: internal/metrics' TestSparseAndDerivedFamilies
 			continue
 		}
 		if !strings.Contains(string(raw), "\n# TYPE "+f.Name+" "+f.Type.String()+"\n") {

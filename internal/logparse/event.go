@@ -1,10 +1,3 @@
-// Package logparse turns Kafka broker log records into typed replication events.
-//
-// It is pure: bytes in, events out. It does no I/O, keeps no globals and
-// exports no metrics, so the same code serves the offline `verify` command,
-// the live sidecar and the golden tests. The line formats it understands
-// (Kafka 2.8 → 4.2) are pinned by the golden files in testdata/ (synthetic per version and layout,
-// and real 3.9.1 / 4.1.1 broker output from the e2e scenarios).
 package logparse
 
 import "time"

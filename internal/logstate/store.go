@@ -15,7 +15,7 @@ import (
 // Counter indexes Partition.Counters: the per-partition counters the logs drive.
 type Counter int
 
-// The counters, in the order collector's descriptor list renders them.
+// The counters, in the order internal/metrics' descriptor list renders them.
 const (
 	HWUpdates Counter = iota
 	HWViolations

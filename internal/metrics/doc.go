@@ -5,7 +5,8 @@
 // admin API in internal/poller's Poller. A scrape only reads memory: it never
 // waits on a file or on Kafka. It imports internal/exposition (the writer),
 // internal/logstate, internal/poller and internal/tail (for their
-// snapshots); internal/exposition never imports it.
+// snapshots) and internal/logparse (the event types); internal/exposition
+// never imports it.
 //
 // A family is declared once, as an *exposition.Family in the descriptor
 // list (families.go, admin_families.go, ...); Families lists them all, for
