@@ -22,6 +22,7 @@ RUN go mod download
 COPY cmd/ cmd/
 COPY collector/ collector/
 COPY logparse/ logparse/
+COPY internal/ internal/
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 ARG BRANCH=unknown
