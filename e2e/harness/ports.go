@@ -119,11 +119,15 @@ func ephemeralRange() (lo, hi int, err error) {
 	return lo, hi, err
 }
 
-// freePorts returns n distinct ports from ListenPort.
+// choosePort is ListenPort; the tests of the start's retry replace it to
+// hand out a port they hold.
+var choosePort = ListenPort
+
+// freePorts returns n distinct ports from choosePort.
 func freePorts(n int) ([]int, error) {
 	out := make([]int, 0, n)
 	for range n {
-		p, err := ListenPort()
+		p, err := choosePort()
 		if err != nil {
 			return nil, err
 		}
