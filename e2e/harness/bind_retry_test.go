@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 // fakeJava plays the two parts of Kafka the start's retry depends on: the
 // StorageTool succeeds, and a node binds every listener of its properties
 // file (the last argument), or exits 1 with Kafka's message when a port is
-// taken. It then runs until it is signalled.
+// taken. It then runs until it is signaled.
 func fakeJava(args []string) {
 	for _, a := range args {
 		if a == "kafka.tools.StorageTool" {
