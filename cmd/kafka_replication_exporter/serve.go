@@ -60,6 +60,7 @@ const (
 type serveCommand struct {
 	cmd           *kingpin.CmdClause
 	web           *web.FlagConfig
+	addressFile   *string
 	metricsPath   *string
 	noExporterMet *bool
 	maxRequests   *int
@@ -87,6 +88,9 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 	cmd := app.Command("serve", "Run the sidecar: follow the broker's logs, poll the admin API, serve /metrics (the default command).").Default()
 	s := &serveCommand{cmd: cmd, idleTimeout: idleTimeout}
 	s.web = kingpinflag.AddFlags(cmd, defaultListenAddress)
+	s.addressFile = cmd.Flag("web.listen-address-file", "File to write the bound --web.listen-address to (host:port, one a line), "+
+		"once listening and before serving, through a temporary file renamed into place: with port 0, how a supervisor learns the port. "+
+		"Removed at exit; a SIGKILL leaves it behind, so remove it before starting. TCP addresses only.").String()
 	s.metricsPath = cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	s.noExporterMet = cmd.Flag("web.disable-exporter-metrics", "Exclude the exporter's own Go and process metrics.").Bool()
 	s.maxRequests = cmd.Flag("web.max-requests", "Maximum number of parallel scrape requests (0 = no limit).").Default("40").Int()
@@ -185,6 +189,16 @@ func (s *serveCommand) validate() (func(string) bool, error) {
 	if err := s.admin.Validate(); err != nil {
 		return nil, err
 	}
+	if *s.addressFile != "" {
+		if *s.web.WebSystemdSocket {
+			return nil, errors.New("--web.listen-address-file names TCP listeners the exporter opens: not with --web.systemd-socket")
+		}
+		for _, a := range *s.web.WebListenAddresses {
+			if strings.HasPrefix(a, "vsock://") {
+				return nil, fmt.Errorf("--web.listen-address-file names TCP listeners: not with --web.listen-address=%s", a)
+			}
+		}
+	}
 	return filter, nil
 }
 
@@ -235,12 +249,28 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 		return exitUsage
 	}
 	defer sidecar.close()
+	serve := func(srv *http.Server) error { return web.ListenAndServe(srv, s.web, logger) }
+	if *s.addressFile != "" {
+		// Listening first, so that the file names a port this process holds.
+		ls, err := listenTCP(*s.web.WebListenAddresses)
+		if err != nil {
+			logger.Error("Web server stopped", "err", err)
+			return exitViolation
+		}
+		defer closeListeners(ls)
+		if err := writeAddressFile(*s.addressFile, ls); err != nil {
+			logger.Error("Writing --web.listen-address-file failed", "err", err)
+			return exitViolation
+		}
+		defer os.Remove(*s.addressFile)
+		serve = func(srv *http.Server) error { return web.ServeMultiple(ls, srv, s.web, logger) }
+	}
 	var wg sync.WaitGroup
 	sidecar.start(ctx, &wg)
 
 	srv := s.httpServer(sidecar.handler(s))
 	errc := make(chan error, 1)
-	go func() { errc <- web.ListenAndServe(srv, s.web, logger) }()
+	go func() { errc <- serve(srv) }()
 	select {
 	case err := <-errc:
 		stop()
