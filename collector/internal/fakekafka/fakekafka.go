@@ -5,6 +5,7 @@ package fakekafka
 import (
 	"cmp"
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -46,6 +47,8 @@ type Kafka struct {
 	// the requests it answered.
 	logDirs     map[int32]LogDirs
 	logDirAsked []*kmsg.DescribeLogDirsRequest
+	// fail, when set, says which requests fail (FailRequests).
+	fail func(key kmsg.Key, broker int32) bool
 }
 
 // LogDirs is one broker's DescribeLogDirs answer: each directory's error
@@ -84,6 +87,7 @@ func New(t testing.TB, opts ...kfake.Opt) *Kafka {
 	}
 	t.Cleanup(c.Close)
 	f := &Kafka{t: t, C: c, requests: make(map[kmsg.Key]int)}
+	f.installFailures() // first: a failing request reaches no other hook
 	f.install()
 	f.installCanned()
 	f.installLogDirs()
@@ -235,6 +239,32 @@ func (f *Kafka) installCanned() {
 		}
 		return resp, nil, true
 	})
+}
+
+// installFailures closes the connection of every request FailRequests
+// says fails, before any other hook sees it.
+func (f *Kafka) installFailures() {
+	c := f.C
+	for key := range int16(kmsg.MaxKey + 1) {
+		c.ControlKey(key, func(kmsg.Request) (kmsg.Response, error, bool) {
+			c.KeepControl()
+			f.mu.Lock()
+			fail := f.fail
+			f.mu.Unlock()
+			if fail != nil && fail(kmsg.Key(key), c.CurrentNode()) {
+				return nil, errors.New("fakekafka: request failed by FailRequests"), true
+			}
+			return nil, nil, false
+		})
+	}
+}
+
+// FailRequests makes every request fail(key, broker) is true for fail as a
+// broker that is down does: its connection is closed unanswered. nil: none.
+func (f *Kafka) FailRequests(fail func(key kmsg.Key, broker int32) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = fail
 }
 
 // installLogDirs answers DescribeLogDirs from the table once a test sets it.
