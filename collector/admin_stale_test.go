@@ -22,13 +22,16 @@ func staleCluster(t *testing.T) *fakekafka.Kafka {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", map[string]string{"min.insync.replicas": "2"}, 0, 1, 2)
 	elr := map[logparse.PartitionKey]fakekafka.ELR{}
+	committed := map[logparse.PartitionKey]int64{}
 	for p := range int32(3) {
 		k := logparse.PartitionKey{Topic: "orders", Partition: p}
 		lso := int64(90)
 		f.SetOffsets(k, fakekafka.Offsets{HW: 100, LEO: 100, LSO: &lso, ReplicaLEO: map[int32]int64{(p + 1) % 3: 95}})
+		committed[k] = 80
 		elr[k] = fakekafka.ELR{ELR: []int32{(p + 1) % 3}, LastKnown: []int32{(p + 2) % 3}}
 	}
 	f.SetELR(elr)
+	f.CommitOffsets("billing", committed)
 	f.SetReassignments(map[logparse.PartitionKey]fakekafka.Reassignment{
 		{Topic: "orders", Partition: 0}: {Replicas: []int32{0, 1, 2}, Adding: []int32{2}},
 	})
@@ -47,7 +50,7 @@ func runPoller(t *testing.T, servers []string, scope string, brokerID int32, int
 	cfg := &admin.Config{
 		Servers: servers, Version: "3.9.0", BrokerID: brokerID, Scope: scope,
 		RefreshInterval: interval, RequestTimeout: interval, StallThreshold: time.Hour, LogDirs: true,
-		Groups: admin.GroupsConfig{LastStableOffset: true, LSOStallThreshold: time.Hour},
+		Groups: admin.GroupsConfig{Enabled: true, Include: ".*", LastStableOffset: true, LSOStallThreshold: time.Hour},
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -85,11 +88,16 @@ func TestAdminFamiliesAfterAFailedSource(t *testing.T) {
 	const (
 		mLSO        = "kafka_replication_partition_last_stable_offset"
 		mLSOLag     = "kafka_replication_partition_last_stable_offset_lag_seconds"
+		mGroupState = "kafka_replication_consumer_group_state"
+		mMembers    = "kafka_replication_consumer_group_members"
+		mCommitted  = "kafka_replication_consumer_group_committed_offset"
+		mGroupLag   = "kafka_replication_consumer_group_lag_to_high_watermark"
+		mAboveHW    = "kafka_replication_consumer_group_records_above_high_watermark"
 		perRefresh  = 500 * time.Millisecond
 		ownBroker   = int32(0)
 		allRequests = kmsg.Key(-1)
 	)
-	partitionFamilies := []string{mReplicas, mISR, mMinISR, mLeader, mEpoch, mHW, mLEO, mLag, mELR, mLastKnownELR, mReassigning, mAdding, mLSO}
+	partitionFamilies := []string{mReplicas, mISR, mMinISR, mLeader, mEpoch, mHW, mLEO, mLag, mELR, mLastKnownELR, mReassigning, mAdding, mLSO, mCommitted, mGroupLag, mAboveHW}
 	for _, tc := range []struct {
 		name    string
 		scope   string
@@ -99,28 +107,60 @@ func TestAdminFamiliesAfterAFailedSource(t *testing.T) {
 		gone    []string
 		staying []string // documented: kept from the last answer
 	}{
-		{name: "own broker down, its only server", scope: admin.ScopeLeader, own: true, key: allRequests, broker: ownBroker,
-			gone: append([]string{mLogDirOffline}, partitionFamilies...)},
-		{name: "own broker down, metadata from another", scope: admin.ScopeLeader, key: allRequests, broker: ownBroker,
-			gone: append([]string{mLogDirOffline}, partitionFamilies...)},
-		// Without Metadata the partition series stay for the grace period,
-		// with up 0 (TestPollerStaleAfterGrace); nothing else does.
-		{name: "every broker down", scope: admin.ScopeCluster, key: allRequests, broker: -1,
-			gone: []string{mLogDirOffline}, staying: partitionFamilies},
-		{name: "describe log dirs failing", scope: admin.ScopeCluster, key: kmsg.DescribeLogDirs, broker: -1,
-			gone: []string{mLogDirOffline}},
-		{name: "describe log dirs failing on one broker", scope: admin.ScopeLeader, own: true, key: kmsg.DescribeLogDirs, broker: ownBroker,
-			gone: []string{mLogDirOffline}},
-		{name: "list offsets failing", scope: admin.ScopeCluster, key: kmsg.ListOffsets, broker: -1,
-			gone: []string{mHW, mLEO, mLag, mStalled, mLSO, mLSOLag}},
-		{name: "describe topic partitions failing", scope: admin.ScopeCluster, key: kmsg.DescribeTopicPartitions, broker: -1,
-			gone: []string{mELR, mLastKnownELR}},
-		{name: "list partition reassignments failing", scope: admin.ScopeCluster, key: kmsg.ListPartitionReassignments, broker: -1,
-			gone: []string{mReassigning, mAdding}},
+		// Without Metadata the last refresh's series stay for the grace
+		// period, with up 0 (TestPollerStaleAfterGrace), but for the log
+		// directories; a sidecar whose own broker is silent drops the
+		// partitions at once (leader scope), the groups' state stays.
+		{
+			name: "own broker down, its only server", scope: admin.ScopeLeader, own: true, key: allRequests, broker: ownBroker,
+			gone: append([]string{mLogDirOffline}, partitionFamilies...), staying: []string{mGroupState, mMembers},
+		},
+		{
+			name: "own broker down, metadata from another", scope: admin.ScopeLeader, key: allRequests, broker: ownBroker,
+			gone: append([]string{mLogDirOffline}, partitionFamilies...),
+		},
+		{
+			name: "every broker down", scope: admin.ScopeCluster, key: allRequests, broker: -1,
+			gone: []string{mLogDirOffline}, staying: append([]string{mGroupState, mMembers}, partitionFamilies...),
+		},
+		{
+			name: "describe log dirs failing", scope: admin.ScopeCluster, key: kmsg.DescribeLogDirs, broker: -1,
+			gone: []string{mLogDirOffline},
+		},
+		{
+			name: "describe log dirs failing on one broker", scope: admin.ScopeLeader, own: true, key: kmsg.DescribeLogDirs, broker: ownBroker,
+			gone: []string{mLogDirOffline},
+		},
+		{
+			name: "list offsets failing", scope: admin.ScopeCluster, key: kmsg.ListOffsets, broker: -1,
+			gone: []string{mHW, mLEO, mLag, mStalled, mLSO, mLSOLag, mGroupLag, mAboveHW},
+		},
+		{
+			name: "list groups failing", scope: admin.ScopeCluster, key: kmsg.ListGroups, broker: -1,
+			gone: []string{mGroupState, mMembers, mCommitted, mGroupLag, mAboveHW},
+		},
+		{
+			name: "describe groups failing", scope: admin.ScopeCluster, key: kmsg.DescribeGroups, broker: -1,
+			gone: []string{mGroupState, mMembers},
+		},
+		{
+			name: "offset fetch failing", scope: admin.ScopeCluster, key: kmsg.OffsetFetch, broker: -1,
+			gone: []string{mCommitted, mGroupLag, mAboveHW},
+		},
+		{
+			name: "describe topic partitions failing", scope: admin.ScopeCluster, key: kmsg.DescribeTopicPartitions, broker: -1,
+			gone: []string{mELR, mLastKnownELR},
+		},
+		{
+			name: "list partition reassignments failing", scope: admin.ScopeCluster, key: kmsg.ListPartitionReassignments, broker: -1,
+			gone: []string{mReassigning, mAdding},
+		},
 		// A topic's configuration is not a health answer: the value last
 		// read stands (kafka_replication_topics_min_insync_replicas_unknown).
-		{name: "describe configs failing", scope: admin.ScopeCluster, key: kmsg.DescribeConfigs, broker: -1,
-			staying: []string{mTopicMinISR, mMinISR}},
+		{
+			name: "describe configs failing", scope: admin.ScopeCluster, key: kmsg.DescribeConfigs, broker: -1,
+			staying: []string{mTopicMinISR, mMinISR},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -238,9 +238,12 @@ func (f *refresher) dropOwn(snap *Snapshot) *Snapshot {
 
 // dropPartitions takes every partition series out of snap: the partitions,
 // their LSOs and the consumer groups' positions on them (a group's state and
-// members stay: they come from its coordinator).
+// members stay: they come from its coordinator). The groups are copied
+// first: after a failed refresh they are the published snapshot's, which
+// scrapes may be reading.
 func dropPartitions(snap *Snapshot) {
 	snap.Topics, snap.StableOffsets = nil, nil
+	snap.Groups = slices.Clone(snap.Groups) // nil stays nil: the collector off
 	for i := range snap.Groups {
 		snap.Groups[i].Partitions = nil
 	}

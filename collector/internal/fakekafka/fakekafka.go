@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
 )
@@ -384,6 +385,47 @@ func (f *Kafka) CreateTopic(name string, configs map[string]string, leaders ...i
 	for p, l := range leaders {
 		if err := f.C.MoveTopicPartition(name, int32(p), l); err != nil {
 			f.t.Fatal(err)
+		}
+	}
+}
+
+// CommitOffsets commits offsets for group as a consumer outside any
+// generation (a simple consumer group), so that it is listed and fetched.
+func (f *Kafka) CommitOffsets(group string, offsets map[logparse.PartitionKey]int64) {
+	f.t.Helper()
+	// Up to 3.9: OffsetCommit v10 names topics by id, which kfake does not take.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(f.C.ListenAddrs()...), kgo.MaxVersions(kversion.V3_9_0()))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.Generation = group, -1
+	at := make(map[string]int)
+	for k, o := range offsets {
+		i, ok := at[k.Topic]
+		if !ok {
+			i = len(req.Topics)
+			at[k.Topic] = i
+			rt := kmsg.NewOffsetCommitRequestTopic()
+			rt.Topic = k.Topic
+			req.Topics = append(req.Topics, rt)
+		}
+		p := kmsg.NewOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset = k.Partition, o
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if rp.ErrorCode != 0 {
+				f.t.Fatalf("commit %s %s/%d: error %d", group, rt.Topic, rp.Partition, rp.ErrorCode)
+			}
 		}
 	}
 }
