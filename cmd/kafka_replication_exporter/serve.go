@@ -64,6 +64,7 @@ type serveCommand struct {
 	metricsPath   *string
 	noExporterMet *bool
 	maxRequests   *int
+	maxRenders    *int
 	writeTimeout  *time.Duration
 	idleTimeout   time.Duration // the idleTimeout constant; tests shorten it
 
@@ -94,6 +95,8 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 	s.metricsPath = cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	s.noExporterMet = cmd.Flag("web.disable-exporter-metrics", "Exclude the exporter's own Go and process metrics.").Bool()
 	s.maxRequests = cmd.Flag("web.max-requests", "Maximum number of parallel scrape requests (0 = no limit).").Default("40").Int()
+	s.maxRenders = cmd.Flag("web.max-renders", "Maximum number of scrape bodies rendered at once; a request that cannot share a body being rendered "+
+		"(another encoding or name[]) waits for its turn. Each render of a full scrape holds memory of the order of the state it renders.").Default("1").Int()
 	s.writeTimeout = cmd.Flag("web.write-timeout", "Maximum time to answer one request, body included: "+
 		"a client that reads slower is cut off and its --web.max-requests slot freed (0 = no limit).").Default(defaultWriteTimeout).Duration()
 
@@ -180,6 +183,9 @@ func (s *serveCommand) validate() (func(string) bool, error) {
 	}
 	if *s.writeTimeout < 0 {
 		return nil, errors.New("--web.write-timeout must not be negative")
+	}
+	if *s.maxRenders < 1 {
+		return nil, errors.New("--web.max-renders must be at least 1")
 	}
 	// exporter-toolkit would read the file only when serving starts, and
 	// its error would then look like a runtime failure.
@@ -454,7 +460,7 @@ func (sc *sidecar) ready() bool {
 
 func (sc *sidecar) handler(s *serveCommand) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(*s.metricsPath, newMetricsHandler(sc.registry, sc.direct, sc.logger, *s.maxRequests))
+	mux.Handle(*s.metricsPath, newMetricsHandler(sc.registry, sc.direct, sc.logger, *s.maxRequests, *s.maxRenders))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		io.WriteString(w, "Healthy\n")
