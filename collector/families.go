@@ -134,10 +134,12 @@ var logCounterFamilies = sparseAll([logstate.NumCounters]*Family{
 		withDoc("From `Not increasing HWM because partition is under min ISR` (kafka.cluster.Partition, TRACE, Kafka ≥ 3.7).").
 		rollsUp(Sum, ""),
 	logstate.ISRShrinks: newFamily("partition_isr_shrinks_total",
-		"ISR shrinks seen in this broker's log or, in leader scope, in Metadata.",
+		"Committed ISR shrinks seen in this broker's log or, in leader scope, in Metadata.",
 		Counter, partitionLabels...).
-		withDoc("From the leader's `Shrinking ISR from … to …`, or an `ISR updated to …` with fewer members than the ISR known before "+
-			"(kafka.cluster.Partition, INFO).").
+		withDoc("From an `ISR updated to …` with fewer members than the ISR known before (kafka.cluster.Partition, INFO), the leader's "+
+			"`Shrinking ISR from … to …` telling that ISR, or `Ignoring failed ISR update to PendingShrinkIsr … since we have already updated state to …` (DEBUG). "+
+			"A `Shrinking ISR` alone only proposes the shrink: one the controller rejects (`Failed to alter partition to …`, counted in "+
+			"`kafka_replication_partition_alter_partition_failures_total`) or never answers is not counted; meanwhile the stall cause `isr_shrink_pending` shows it.").
 		rollsUp(Sum, ""),
 	logstate.ISRExpands: newFamily("partition_isr_expands_total",
 		"Committed ISR expansions seen in this broker's log or, in leader scope, in Metadata.",
