@@ -258,6 +258,13 @@ var (
 		"Physical lines read.",
 		Counter, "file").
 		withDoc("Counted as their record is applied, so that a line read again after a restart (the last record, held for its continuation lines) counts once.")
+	fileRecognizedFamily = newFamily("log_records_recognized_total",
+		"Log records read that Kafka logged in a layout the exporter knows.",
+		Counter, "file").
+		withDoc("A record whose header (date, level) is in a supported layout and whose message starts with one of Kafka's bracketed ident prefixes " +
+			"(`[Partition …] `, `[GroupCoordinator id=1] `, …) or names a Kafka logger, whether or not it is a replication event. " +
+			"Lines read while this stays flat mean a layout the exporter does not know: its events are lost " +
+			"(`KafkaReplicationExporterLogLayoutUnknown`; a WARN after 200 lines in a row without one, once per change).")
 	fileBytesFamily       = newFamily("log_bytes_total", "Bytes read.", Counter, "file")
 	fileRotationsFamily   = newFamily("log_file_rotations_total", "Rename+create rotations followed (log4j's hourly roll).", Counter, "file")
 	fileTruncationsFamily = newFamily("log_file_truncations_total", "copytruncate-style truncations detected (reading restarted at offset 0).", Counter, "file")

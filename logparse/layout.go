@@ -397,3 +397,57 @@ func defaultHeader(line []byte) (Level, int) {
 func word4(s string) uint32 {
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
+
+// Recognized reports whether r reads as a record Kafka's own code logged, in
+// a layout this package knows: a header the Splitter found, and a message
+// that starts with one of Kafka's bracketed ident prefixes ("[Partition
+// t-0 broker=1] ", "[GroupCoordinator id=1] ", "[KafkaApi-1] ") — after any
+// thread or logger the layout put before it — or a Kafka logger name. A
+// followed file whose records never do is in a layout the parser does not
+// know, even though it reads lines: nothing else tells it from a quiet broker.
+func (r *Record) Recognized() bool {
+	var h header
+	switch {
+	case r.kind != layoutNone && r.spanOK():
+		r.header(&h)
+	case !splitHeaderPrefix(r.First, &h):
+		return false
+	}
+	if h.kind == layoutSpring || h.kind == layoutSimple || h.kind == layoutTTCC {
+		splitLogger(&h)
+	}
+	for i := 0; i < 3; i++ {
+		if isKafkaLogger(h.logger) || isIdent(h.msg) {
+			return true
+		}
+		if !peel(&h) {
+			break
+		}
+	}
+	splitLogger(&h) // "… (logger)" at the end
+	return isKafkaLogger(h.logger)
+}
+
+// isIdent reports whether m starts with a Kafka ident prefix: "[Name",
+// then a space or "-<n>]" ("[KafkaApi-1]").
+func isIdent(m []byte) bool {
+	if len(m) < 4 || m[0] != '[' || m[1] < 'A' || m[1] > 'Z' {
+		return false
+	}
+	i := 2
+	for i < len(m) && (m[i] >= 'a' && m[i] <= 'z' || m[i] >= 'A' && m[i] <= 'Z') {
+		i++
+	}
+	return i < len(m) && (m[i] == ' ' || m[i] == '-' || m[i] == ']')
+}
+
+// isKafkaLogger reports whether a logger name is one of Kafka's, in full or
+// abbreviated by %c{1.} ("k.c.Partition", "o.a.k.c.QuorumController").
+func isKafkaLogger(l []byte) bool {
+	for _, p := range []string{"kafka.", "org.apache.kafka.", "state.change.logger", "k.", "o.a.k."} {
+		if hasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -48,16 +48,24 @@ type LogFile struct {
 	reachedEnd bool
 	backlog    uint64
 
+	// Records recognised as Kafka's (logparse.Record.Recognized), and the
+	// lines read since the last one: a file that reads lines but never
+	// such a record is in a layout the parser does not know.
+	nRecognized     uint64
+	sinceRecognized int
+	layoutUnknown   bool // warned, not recognised since
+	log             *slog.Logger
+
 	applied    tail.Mark // end of the last record whose effects are applied
 	appliedSet bool
 	nRecords   uint64 // records applied (events and the records between them)
 	nLines     uint64 // their physical lines
 
-	records, lines, malformed, future atomic.Uint64
-	behind                            atomic.Int64 // bytes left to read at the last read
-	posMu                             sync.Mutex
-	pos                               tail.Position // published Position of applied, for the position file
-	hasPos                            bool
+	records, lines, malformed, future, recognized atomic.Uint64
+	behind                                        atomic.Int64 // bytes left to read at the last read
+	posMu                                         sync.Mutex
+	pos                                           tail.Position // published Position of applied, for the position file
+	hasPos                                        bool
 }
 
 // pending is one event read but not applied, with the records after it that
@@ -105,6 +113,7 @@ func NewLogFile(path string, opts LogFileOptions) *LogFile {
 		splitter: logparse.NewSplitter(),
 		parser:   parser,
 		quiet:    opts.PollInterval,
+		log:      opts.Logger,
 	}
 	if opts.Start != nil {
 		f.pos, f.hasPos = *opts.Start, true
@@ -161,11 +170,23 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 		f.behindAt = now
 	}
 	f.malformed.Store(uint64(f.splitter.Malformed() + f.parser.Malformed()))
+	f.recognized.Store(f.nRecognized)
 	return f.linesRead > 0 || f.emitted > records
 }
 
+// unknownLayoutLines is how many lines in a row without a record recognised
+// as Kafka's make the file's layout unknown, for the WARN: a quiet broker's
+// few lines are nearly all Kafka's, and a GC log or a wrong file is not
+// declared after one line.
+const unknownLayoutLines = 200
+
 func (f *LogFile) line(b []byte) {
 	f.linesRead++
+	if f.sinceRecognized++; f.sinceRecognized == unknownLayoutLines && !f.layoutUnknown {
+		f.layoutUnknown = true
+		f.log.Warn("no line read is a Kafka log record in a layout the exporter knows: its events are not counted (see the README's supported layouts)",
+			"file", f.Path, "lines", unknownLayoutLines)
+	}
 	if rec := f.splitter.Push(b); rec != nil {
 		f.record(rec, f.prevEnd)
 	}
@@ -185,7 +206,11 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 	// Parsed straight into the queue's next slot: most records of a busy log
 	// are events, and an event is a few hundred bytes to copy.
 	p := f.slot()
-	if !f.parser.ParseInto(rec, &p.ev) {
+	parsed := f.parser.ParseInto(rec, &p.ev)
+	if parsed || rec.Recognized() {
+		f.recognise()
+	}
+	if !parsed {
 		if f.head < len(f.queue) {
 			last := &f.queue[len(f.queue)-1]
 			last.records++
@@ -208,6 +233,17 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 		return
 	}
 	p.own() // it waits: its lists must outlive the parser's next parse
+}
+
+// recognise counts a record recognised as Kafka's, and logs a file whose
+// layout was unknown recognised again.
+func (f *LogFile) recognise() {
+	f.nRecognized++
+	f.sinceRecognized = 0
+	if f.layoutUnknown {
+		f.layoutUnknown = false
+		f.log.Info("Kafka log records recognised again", "file", f.Path)
+	}
 }
 
 // slot returns the entry just past the queue, reusing the queue's memory.
@@ -304,6 +340,10 @@ type FileStats struct {
 	Path      string
 	Records   uint64 // records applied (a header line plus its continuation lines)
 	Malformed uint64 // dropped: junk lines, orphan continuations, over-long lines, replication lines naming an impossible topic
+	// Recognized counts the records read that are Kafka's in a layout the
+	// parser knows (logparse.Record.Recognized): 0 while lines are read
+	// means an unknown layout.
+	Recognized uint64
 	// FutureTimestamps counts events stamped far in the future, ordered as
 	// the file's previous event (logparse.FileClock).
 	FutureTimestamps uint64
@@ -319,6 +359,7 @@ func (f *LogFile) Stats() FileStats {
 		Path:             f.Path,
 		Records:          f.records.Load(),
 		Malformed:        f.malformed.Load(),
+		Recognized:       f.recognized.Load(),
 		FutureTimestamps: f.future.Load(),
 		BehindBytes:      f.behind.Load(),
 		Stats:            f.follower.Stats(),
