@@ -310,18 +310,13 @@ func threadThenIdent(m []byte) bool {
 	return n > 0 && prefilter(m[n:]) != identNone
 }
 
-// peelBracket returns the length of a "[word] " at the start of m, or 0.
+// peelBracket returns the length of a "[word] " at the start of m, or 0:
+// its first space follows the closing bracket.
 func peelBracket(m []byte) int {
-	if len(m) < 4 || m[0] != '[' {
-		return 0
+	if i := bytes.IndexByte(m, ' '); i > 2 && m[i-1] == ']' && m[0] == '[' {
+		return i + 1
 	}
-	// Two vector scans: cheaper than a byte loop on the reject path, which
-	// every line of another logger takes.
-	i := bytes.IndexByte(m, ']')
-	if i < 2 || i+1 >= len(m) || m[i+1] != ' ' || bytes.IndexByte(m[1:i], ' ') >= 0 {
-		return 0
-	}
-	return i + 2
+	return 0
 }
 
 // peel drops one field a layout printed between the level and the message:

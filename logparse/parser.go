@@ -194,7 +194,11 @@ func (p *Parser) parse(rec *Record, ev *Event, kind ident, l Level, n int) bool 
 			p.lastLogger, p.lastLogB = ev.Logger, append(p.lastLogB[:0], ev.Logger...)
 		}
 	}
-	ev.Time, _ = p.ts.headerTime(h.ts, p.loc)
+	if len(h.ts) == brokerTSLen { // the broker's %d, or an ISO-8601 date without a zone
+		ev.Time, _ = p.ts.brokerTime(h.ts, p.loc)
+	} else {
+		ev.Time, _ = p.ts.headerTime(h.ts, p.loc)
+	}
 	return true
 }
 

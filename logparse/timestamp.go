@@ -89,7 +89,7 @@ func (c *tsCache) headerTime(s []byte, loc *time.Location) (time.Time, bool) {
 	switch {
 	case len(s) == 0:
 		return time.Time{}, false
-	case len(s) == brokerTSLen && s[10] == ' ':
+	case len(s) == brokerTSLen: // no zone: brokerTime reads a 'T' too
 		return c.brokerTime(s, loc)
 	}
 	return c.isoTime(s, loc)
