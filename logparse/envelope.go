@@ -89,7 +89,7 @@ const esc = 0x1b
 
 // stripANSI appends line to dst without its ANSI escape sequences — CSI
 // "ESC [ parameters final-byte", as a console appender's %highlight or
-// %style prints colours — and without any other lone ESC.
+// %style prints colors — and without any other lone ESC.
 func stripANSI(dst, line []byte) []byte {
 	for i := 0; i < len(line); i++ {
 		c := line[i]

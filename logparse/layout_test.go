@@ -19,7 +19,7 @@ func TestLayoutsYieldTheDefaultLayoutsEvents(t *testing.T) {
 		{"layout-thread", nil},                // [%d] %-5p [%t] %m (%c)
 		{"layout-ttcc", nil},                  // %d [%t] %-5p %c - %m
 		{"layout-iso", []string{"hw_update"}}, // ISO-8601 with T and a zone, abbreviated logger; log4j2 Strimzi
-		{"layout-ansi", nil},                  // ANSI colour codes
+		{"layout-ansi", nil},                  // ANSI color codes
 		{"layout-ecs-json", nil},              // log4j2 EcsLayout (JsonTemplateLayout and ecs-logging-java)
 	} {
 		t.Run(tc.file, func(t *testing.T) {

@@ -98,7 +98,7 @@ type Splitter struct {
 	line      int // physical lines pushed
 	malformed int64
 
-	uncolored []byte // a line with its ANSI colour codes stripped
+	uncolored []byte // a line with its ANSI color codes stripped
 	ecs       []byte // an EcsLayout record rewritten as a header line
 	ecsCont   []byte // and its continuation
 }
@@ -194,7 +194,7 @@ func (s *Splitter) add(body, source []byte, lineNo, n int) (rec *Record) {
 	var h header
 	isHeader := splitHeaderPrefix(body, &h)
 	if !isHeader && bytes.IndexByte(body, esc) >= 0 {
-		// Colour codes (a console appender's %highlight) hide the header.
+		// Color codes (a console appender's %highlight) hide the header.
 		s.uncolored = stripANSI(s.uncolored[:0], body)
 		body = s.uncolored
 		isHeader = splitHeaderPrefix(body, &h)

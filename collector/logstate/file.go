@@ -48,12 +48,12 @@ type LogFile struct {
 	reachedEnd bool
 	backlog    uint64
 
-	// Records recognised as Kafka's (logparse.Record.Recognized), and the
+	// Records recognized as Kafka's (logparse.Record.Recognized), and the
 	// lines read since the last one: a file that reads lines but never
 	// such a record is in a layout the parser does not know.
 	nRecognized     uint64
 	sinceRecognized int
-	layoutUnknown   bool // warned, not recognised since
+	layoutUnknown   bool // warned, not recognized since
 	log             *slog.Logger
 
 	applied    tail.Mark // end of the last record whose effects are applied
@@ -174,7 +174,7 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 	return f.linesRead > 0 || f.emitted > records
 }
 
-// unknownLayoutLines is how many lines in a row without a record recognised
+// unknownLayoutLines is how many lines in a row without a record recognized
 // as Kafka's make the file's layout unknown, for the WARN: a quiet broker's
 // few lines are nearly all Kafka's, and a GC log or a wrong file is not
 // declared after one line.
@@ -208,7 +208,7 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 	p := f.slot()
 	parsed := f.parser.ParseInto(rec, &p.ev)
 	if parsed || rec.Recognized() {
-		f.recognise()
+		f.recognize()
 	}
 	if !parsed {
 		if f.head < len(f.queue) {
@@ -235,14 +235,14 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 	p.own() // it waits: its lists must outlive the parser's next parse
 }
 
-// recognise counts a record recognised as Kafka's, and logs a file whose
-// layout was unknown recognised again.
-func (f *LogFile) recognise() {
+// recognize counts a record recognized as Kafka's, and logs a file whose
+// layout was unknown recognized again.
+func (f *LogFile) recognize() {
 	f.nRecognized++
 	f.sinceRecognized = 0
 	if f.layoutUnknown {
 		f.layoutUnknown = false
-		f.log.Info("Kafka log records recognised again", "file", f.Path)
+		f.log.Info("Kafka log records recognized again", "file", f.Path)
 	}
 }
 

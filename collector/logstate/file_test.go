@@ -120,9 +120,9 @@ func TestStoreBatchBoundsTheLockHold(t *testing.T) {
 
 // A file whose lines are in a layout the parser does not know yields no
 // event, which alone looks like a quiet broker: the file's count of
-// records recognised as Kafka's tells them apart. A quiet broker's lines of
+// records recognized as Kafka's tells them apart. A quiet broker's lines of
 // other loggers still count; a syslog-wrapped broker log does not.
-func TestLogFileCountsRecognisedRecords(t *testing.T) {
+func TestLogFileCountsRecognizedRecords(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		lines []string
@@ -159,7 +159,7 @@ func TestLogFileCountsRecognisedRecords(t *testing.T) {
 			f := NewLogFile(src, LogFileOptions{FromBeginning: true, Location: time.UTC, PollInterval: time.Nanosecond})
 			drain(NewStream(NewStore(nil), []*LogFile{f}, time.Nanosecond))
 			if st := f.Stats(); st.Lines != uint64(len(tc.lines)) || st.Recognized != tc.want {
-				t.Errorf("want %d lines, %d recognised, got %d lines, %d recognised", len(tc.lines), tc.want, st.Lines, st.Recognized)
+				t.Errorf("want %d lines, %d recognized, got %d lines, %d recognized", len(tc.lines), tc.want, st.Lines, st.Recognized)
 			}
 		})
 	}
