@@ -2,9 +2,12 @@ package logstate
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -162,5 +165,29 @@ func TestLogFileCountsRecognizedRecords(t *testing.T) {
 				t.Errorf("want %d lines, %d recognized, got %d lines, %d recognized", len(tc.lines), tc.want, st.Lines, st.Recognized)
 			}
 		})
+	}
+}
+
+// An unknown layout is a state: one WARN when a file has read
+// unknownLayoutLines lines without a Kafka record, one INFO when it reads one
+// again, nothing in between.
+func TestLogFileWarnsOnceOfAnUnknownLayout(t *testing.T) {
+	var text strings.Builder
+	for i := 0; i < 2*unknownLayoutLines; i++ {
+		fmt.Fprintf(&text, "Nov 30 13:50:%02d broker-1 kafka[4242]: INFO [Partition orders-0 broker=1] ISR updated to 1,2  and version updated to %d\n", i%60, i)
+	}
+	text.WriteString("[2026-11-30 13:51:00,000] INFO [Partition orders-0 broker=1] ISR updated to 1,2  and version updated to 999 (kafka.cluster.Partition)\n")
+	text.WriteString("[2026-11-30 13:51:01,000] INFO [Partition orders-0 broker=1] ISR updated to 1,2  and version updated to 1000 (kafka.cluster.Partition)\n")
+	src := filepath.Join(t.TempDir(), "server.log")
+	if err := os.WriteFile(src, []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	f := NewLogFile(src, LogFileOptions{FromBeginning: true, Location: time.UTC, PollInterval: time.Nanosecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	drain(NewStream(NewStore(nil), []*LogFile{f}, time.Nanosecond))
+	out := logs.String()
+	if w, i := strings.Count(out, "level=WARN msg=\"no line read is a Kafka log record"), strings.Count(out, "level=INFO msg=\"Kafka log records recognized again\""); w != 1 || i != 1 {
+		t.Errorf("want one WARN and one INFO, got %d and %d:\n%s", w, i, out)
 	}
 }
