@@ -183,8 +183,10 @@ func TestLogFileWarnsOnceOfAnUnknownLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	f := NewLogFile(src, LogFileOptions{FromBeginning: true, Location: time.UTC, PollInterval: time.Nanosecond,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	f := NewLogFile(src, LogFileOptions{
+		FromBeginning: true, Location: time.UTC, PollInterval: time.Nanosecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
 	drain(NewStream(NewStore(nil), []*LogFile{f}, time.Nanosecond))
 	out := logs.String()
 	if w, i := strings.Count(out, "level=WARN msg=\"no line read is a Kafka log record"), strings.Count(out, "level=INFO msg=\"Kafka log records recognized again\""); w != 1 || i != 1 {
