@@ -21,7 +21,6 @@ RUN go mod download
 # Only the packages the binary is built from (dockerfile_test.go checks the list).
 COPY cmd/ cmd/
 COPY internal/ internal/
-COPY internal/logparse/ internal/logparse/
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 ARG BRANCH=unknown

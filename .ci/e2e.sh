@@ -9,7 +9,10 @@
 # They start real JVMs and real Prometheus/Alertmanager on a 2-core machine, so a
 # top-level test that fails is run once more, on its own, and both outcomes are
 # printed: a retry that passes is reported as such (grep e2e.log for RETRY), never
-# hidden. A test that fails twice fails the build.
+# hidden. A test that fails twice fails the build. Whatever the outcome, the
+# last lines printed name the tests that passed only on their retry (a RETRIED
+# banner: each is a failure to look into) and count the "address already in
+# use" lines of the output (a port taken between its choice and its bind).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -39,7 +42,31 @@ gotest() {
 	return "${PIPESTATUS[0]}"
 }
 
+# report prints the RETRIED banner and the count of taken ports; it runs at
+# every exit, so these are the last lines of make test.
+report() {
+	local passed n hits
+	if [ -s "$log.retry" ]; then
+		passed=$(grep -E '^--- PASS: Test[A-Za-z0-9_]+' "$log.retry" | sed -E 's/^--- PASS: (Test[A-Za-z0-9_]+).*/\1/' | sort -u)
+		if [ -n "$passed" ]; then
+			n=$(wc -l <<<"$passed")
+			echo
+			echo "################################################################################"
+			echo "RETRIED: $n top-level test(s) failed once and passed on retry: $(paste -sd' ' - <<<"$passed")"
+			echo "  A retry hides a failure, it does not fix it: see the first run in $log."
+			echo "################################################################################"
+		fi
+	fi
+	hits=$(cat "$log" "$log.retry" 2>/dev/null | grep -ci 'address already in use')
+	if [ "$hits" -gt 0 ]; then
+		echo "PORTS: $hits line(s) of the e2e output say \"address already in use\" (a port taken between its choice and its bind):"
+		cat "$log" "$log.retry" 2>/dev/null | grep -i 'address already in use' | head -n 5 | cut -c1-300 | sed 's/^/  /'
+	fi
+}
+trap report EXIT
+
 : >"$log"
+rm -f "$log.retry"
 # go test holds back a package's output until its tests end when it tests
 # several packages, so the scenarios (package e2e) run on their own, streamed,
 # after the unit tests of the harness and the stack (one ok line each).

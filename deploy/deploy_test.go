@@ -275,7 +275,13 @@ func TestPrometheusConfig(t *testing.T) {
 		}
 		rules, _ := get(j, "relabel_configs").([]any)
 		for _, r := range rules {
-			relabelled = relabelled || get(r, "target_label") == "cluster"
+			label, _ := get(r, "target_label").(string)
+			relabelled = relabelled || label == "cluster"
+			// A per-broker target label keeps each sidecar's series apart in
+			// the rules that merge a cluster's sidecars without (instance).
+			if label != "" && label != "cluster" && label != "namespace" && !strings.HasPrefix(label, "__") {
+				t.Errorf("job %v sets target label %q: the shipped rules merge sidecars without (instance) only, so a per-broker label breaks them", get(j, "job_name"), label)
+			}
 		}
 	}
 	if !static {

@@ -125,12 +125,13 @@ func waitMetrics(ctx context.Context, t *testing.T, url, what string, cond func(
 	}
 }
 
+// freeTCPPort is a port from the harness's block below the kernel's ephemeral
+// range, so no outgoing connection can take it before the process binds it.
 func freeTCPPort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := harness.ListenPort()
 	must(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // writeTestPKI writes a CA certificate and a PEM keystore (PKCS#8 key and

@@ -300,7 +300,8 @@ type ruleFile struct {
 }
 
 // alertsMarkdown renders one row per alerting rule (recording rules are
-// skipped), in file order: name, severity and the summary as its one line,
+// skipped), in file order: name, severity, its for: duration ("—" when it
+// fires at the first matching evaluation) and the summary as its one line,
 // the name linked to its runbook section when the rule has a runbook_url
 // annotation ending in an anchor.
 func alertsMarkdown(rules []byte, runbook string) (string, error) {
@@ -309,7 +310,7 @@ func alertsMarkdown(rules []byte, runbook string) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString("| alert | severity | what it means |\n|---|---|---|\n")
+	b.WriteString("| alert | severity | for | what it means |\n|---|---|---|---|\n")
 	seen := map[string]bool{}
 	for _, g := range rf.Groups {
 		for _, r := range g.Rules {
@@ -320,7 +321,11 @@ func alertsMarkdown(rules []byte, runbook string) (string, error) {
 			if _, anchor, ok := strings.Cut(r.Annotations["runbook_url"], "#"); ok && runbook != "" {
 				name = fmt.Sprintf("[%s](%s#%s)", name, runbook, anchor)
 			}
-			row := fmt.Sprintf("| %s | %s | %s |\n", name, r.Labels["severity"], cell(r.Annotations["summary"]))
+			wait := r.For
+			if wait == "" {
+				wait = "—"
+			}
+			row := fmt.Sprintf("| %s | %s | %s | %s |\n", name, r.Labels["severity"], wait, cell(r.Annotations["summary"]))
 			if !seen[row] { // one alert written as several rules (one per source) is one row
 				seen[row] = true
 				b.WriteString(row)
@@ -388,9 +393,9 @@ func TestAlertsMarkdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "| alert | severity | what it means |\n|---|---|---|\n" +
-		"| [`XDown`](alerts/runbook.md#xdown) | critical | X is down. |\n" +
-		"| `NoRunbook` | info | Y. |\n"
+	want := "| alert | severity | for | what it means |\n|---|---|---|---|\n" +
+		"| [`XDown`](alerts/runbook.md#xdown) | critical | 5m | X is down. |\n" +
+		"| `NoRunbook` | info | — | Y. |\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

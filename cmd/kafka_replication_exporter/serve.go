@@ -61,9 +61,11 @@ const (
 type serveCommand struct {
 	cmd           *kingpin.CmdClause
 	web           *web.FlagConfig
+	addressFile   *string
 	metricsPath   *string
 	noExporterMet *bool
 	maxRequests   *int
+	maxRenders    *int
 	writeTimeout  *time.Duration
 	idleTimeout   time.Duration // the idleTimeout constant; tests shorten it
 
@@ -88,9 +90,14 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 	cmd := app.Command("serve", "Run the sidecar: follow the broker's logs, poll the admin API, serve /metrics (the default command).").Default()
 	s := &serveCommand{cmd: cmd, idleTimeout: idleTimeout}
 	s.web = kingpinflag.AddFlags(cmd, defaultListenAddress)
+	s.addressFile = cmd.Flag("web.listen-address-file", "File to write the bound --web.listen-address to (host:port, one a line), "+
+		"once listening and before serving, through a temporary file renamed into place: with port 0, how a supervisor learns the port. "+
+		"Removed at exit; a SIGKILL leaves it behind, so remove it before starting. TCP addresses only.").String()
 	s.metricsPath = cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	s.noExporterMet = cmd.Flag("web.disable-exporter-metrics", "Exclude the exporter's own Go and process metrics.").Bool()
 	s.maxRequests = cmd.Flag("web.max-requests", "Maximum number of parallel scrape requests (0 = no limit).").Default("40").Int()
+	s.maxRenders = cmd.Flag("web.max-renders", "Maximum number of scrape bodies rendered at once; a request that cannot share a body being rendered "+
+		"(another encoding or name[]) waits for its turn. Each render of a full scrape holds memory of the order of the state it renders.").Default("1").Int()
 	s.writeTimeout = cmd.Flag("web.write-timeout", "Maximum time to answer one request, body included: "+
 		"a client that reads slower is cut off and its --web.max-requests slot freed (0 = no limit).").Default(defaultWriteTimeout).Duration()
 
@@ -178,6 +185,9 @@ func (s *serveCommand) validate() (func(string) bool, error) {
 	if *s.writeTimeout < 0 {
 		return nil, errors.New("--web.write-timeout must not be negative")
 	}
+	if *s.maxRenders < 1 {
+		return nil, errors.New("--web.max-renders must be at least 1")
+	}
 	// exporter-toolkit would read the file only when serving starts, and
 	// its error would then look like a runtime failure.
 	if err := web.Validate(*s.web.WebConfigFile); err != nil {
@@ -185,6 +195,16 @@ func (s *serveCommand) validate() (func(string) bool, error) {
 	}
 	if err := s.admin.Validate(); err != nil {
 		return nil, err
+	}
+	if *s.addressFile != "" {
+		if *s.web.WebSystemdSocket {
+			return nil, errors.New("--web.listen-address-file names TCP listeners the exporter opens: not with --web.systemd-socket")
+		}
+		for _, a := range *s.web.WebListenAddresses {
+			if strings.HasPrefix(a, "vsock://") {
+				return nil, fmt.Errorf("--web.listen-address-file names TCP listeners: not with --web.listen-address=%s", a)
+			}
+		}
 	}
 	return filter, nil
 }
@@ -236,12 +256,28 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 		return exitUsage
 	}
 	defer sidecar.close()
+	serve := func(srv *http.Server) error { return web.ListenAndServe(srv, s.web, logger) }
+	if *s.addressFile != "" {
+		// Listening first, so that the file names a port this process holds.
+		ls, err := listenTCP(*s.web.WebListenAddresses)
+		if err != nil {
+			logger.Error("Web server stopped", "err", err)
+			return exitViolation
+		}
+		defer closeListeners(ls)
+		if err := writeAddressFile(*s.addressFile, ls); err != nil {
+			logger.Error("Writing --web.listen-address-file failed", "err", err)
+			return exitViolation
+		}
+		defer os.Remove(*s.addressFile)
+		serve = func(srv *http.Server) error { return web.ServeMultiple(ls, srv, s.web, logger) }
+	}
 	var wg sync.WaitGroup
 	sidecar.start(ctx, &wg)
 
 	srv := s.httpServer(sidecar.handler(s))
 	errc := make(chan error, 1)
-	go func() { errc <- web.ListenAndServe(srv, s.web, logger) }()
+	go func() { errc <- serve(srv) }()
 	select {
 	case err := <-errc:
 		stop()
@@ -425,7 +461,7 @@ func (sc *sidecar) ready() bool {
 
 func (sc *sidecar) handler(s *serveCommand) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(*s.metricsPath, exposition.NewMetricsHandler(sc.registry, sc.direct, sc.logger, *s.maxRequests))
+	mux.Handle(*s.metricsPath, exposition.NewMetricsHandler(sc.registry, sc.direct, sc.logger, *s.maxRequests, *s.maxRenders))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		io.WriteString(w, "Healthy\n")

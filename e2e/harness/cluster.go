@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,9 +107,64 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if c.clusterID, err = randomClusterID(); err != nil {
 		return nil, err
 	}
+	c.logf("Kafka %s, cluster %s in %s", opts.Version, c.clusterID, opts.Dir)
+	// A port can still be taken between its choice and the JVM's bind (by a
+	// server of another process): the cluster then starts again, on new
+	// ports, since every node's configuration names the others' addresses.
+	err = c.retryBind("cluster start", "on new ports", func() error { return c.launch(ctx) }, func() error {
+		c.Close()
+		return c.removeNodeDirs()
+	})
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// bindTries is how many times a start whose process found its port taken is
+// tried in all.
+const bindTries = 3
+
+// retryBind runs attempt; when it fails and a node's JVM exited saying that
+// its port was in use, it logs that line, runs before and tries again, up to
+// bindTries in all. how says how the next try differs, for the log line.
+func (c *Cluster) retryBind(what, how string, attempt, before func() error) error {
+	for try := 1; ; try++ {
+		err := attempt()
+		if err == nil {
+			return nil
+		}
+		line := c.bindFailure()
+		if line == "" || try == bindTries {
+			return err
+		}
+		c.logf("%s: %s; trying again %s (try %d of %d)", what, line, how, try+1, bindTries)
+		if err := before(); err != nil {
+			return err
+		}
+	}
+}
+
+// bindFailure is the first line in which a node that exited since its last
+// start says its port was in use, prefixed with the node's id, or "".
+func (c *Cluster) bindFailure() string {
+	for _, n := range c.all() {
+		if line := n.bindFailure(); line != "" {
+			return fmt.Sprintf("node %d (%s) %s", n.ID, n.Role, line)
+		}
+	}
+	return ""
+}
+
+// launch lays the nodes out on new ports, writes their configuration,
+// formats their storage, starts them and waits until every broker is
+// registered and unfenced.
+func (c *Cluster) launch(ctx context.Context) error {
+	opts := c.opts
 	ports, err := freePorts(brokerCount + opts.Controllers)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	newNode := func(id int32, role Role) *Node {
 		dir := filepath.Join(opts.Dir, fmt.Sprintf("node-%d", id))
@@ -119,6 +173,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			DataDir: filepath.Join(dir, "data"), cluster: c,
 		}
 	}
+	c.zk, c.controllers, c.nodes = nil, nil, nil
 	var voters []string
 	if opts.ZooKeeper {
 		c.zk = newNode(zooKeeperID, RoleZooKeeper)
@@ -140,7 +195,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	for _, n := range c.all() {
 		if err := os.MkdirAll(n.LogDir, 0o755); err != nil {
-			return nil, err
+			return err
 		}
 		extra := opts.ControllerConfig
 		if n.Role == RoleBroker {
@@ -160,39 +215,46 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			props = zooKeeperProperties(n)
 		}
 		if err := os.WriteFile(n.propertiesPath(), []byte(props), 0o644); err != nil {
-			return nil, err
+			return err
 		}
 		if n.loggingArg, err = writeLoggingConfig(n.Dir, backendFor(opts.Version), opts.Rolling, opts.LogLevels); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	c.logf("Kafka %s, cluster %s in %s", opts.Version, c.clusterID, opts.Dir)
-	if c.zk == nil {
-		if err := forEach(c.all(), func(n *Node) error { return c.format(ctx, n) }); err != nil {
-			return nil, err
-		}
-	}
-	defer func() {
-		if err != nil {
-			c.Close()
-		}
-	}()
 	if c.zk != nil {
 		// A broker gives up on ZooKeeper after zookeeper.connection.timeout.ms:
 		// the server first.
 		if err := c.zk.start(); err != nil {
-			return nil, err
+			return err
 		}
 		if err := waitPort(ctx, c.zk, c.zk.ControllerAddr); err != nil {
-			return nil, err
+			return err
 		}
-		return c, c.startBrokers(ctx)
+		return c.startBrokers(ctx)
+	}
+	if err := forEach(c.all(), func(n *Node) error { return c.format(ctx, n) }); err != nil {
+		return err
 	}
 	// Brokers retry the quorum until it answers, so all start at once.
 	if err := forEach(c.all(), func(n *Node) error { return n.start() }); err != nil {
-		return nil, err
+		return err
 	}
-	return c, c.WaitReady(ctx)
+	return clusterReady(c, ctx)
+}
+
+// clusterReady is WaitReady; the tests of the start's retry, which run no
+// Kafka, replace it.
+var clusterReady = (*Cluster).WaitReady
+
+// removeNodeDirs removes what a failed start left of the nodes, so that the
+// next one formats fresh storage.
+func (c *Cluster) removeNodeDirs() error {
+	for _, n := range c.all() {
+		if err := os.RemoveAll(n.Dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // StartT starts a cluster for a test. The cluster is closed when the test
@@ -264,7 +326,7 @@ func (c *Cluster) startBrokers(ctx context.Context) error {
 	if err := forEach(c.nodes, func(n *Node) error { return n.start() }); err != nil {
 		return err
 	}
-	return c.WaitReady(ctx)
+	return clusterReady(c, ctx)
 }
 
 // Version is the Kafka version the cluster runs.
@@ -342,11 +404,25 @@ func (c *Cluster) ResumeNode(id int32) error {
 // StartNode restarts a stopped node and waits until the cluster sees it as an
 // unfenced broker again. Runtime logger levels (SetLogLevel) are not kept
 // across a restart, as in Kafka.
+//
+// The node keeps its address, which clients, sidecars and the quorum know
+// it by: if the port was taken while it was down, the start is tried again
+// on the same port a second later.
 func (c *Cluster) StartNode(ctx context.Context, id int32) error {
-	if err := c.Node(id).start(); err != nil {
-		return err
-	}
-	return c.WaitReady(ctx)
+	n := c.Node(id)
+	return c.retryBind(fmt.Sprintf("node %d restart", id), "on the same port in 1s", func() error {
+		if err := n.start(); err != nil {
+			return err
+		}
+		return clusterReady(c, ctx)
+	}, func() error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+			return nil
+		}
+	})
 }
 
 func (c *Cluster) jvmArgs(n *Node) []string {
@@ -432,25 +508,4 @@ func randomClusterID() (string, error) {
 			return id, nil
 		}
 	}
-}
-
-// freePorts asks the kernel for n unused loopback ports. All listeners are
-// opened before any is closed, so the ports are distinct.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

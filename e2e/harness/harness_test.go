@@ -128,17 +128,6 @@ func TestRandomClusterID(t *testing.T) {
 	}
 }
 
-func TestFreePortsDistinct(t *testing.T) {
-	ports, err := freePorts(6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(ports)
-	if len(slices.Compact(ports)) != 6 {
-		t.Errorf("freePorts(6) = %v: not distinct", ports)
-	}
-}
-
 func TestZooKeeperProperties(t *testing.T) {
 	c := &Cluster{}
 	c.zk = &Node{ID: zooKeeperID, Role: RoleZooKeeper, ControllerAddr: "127.0.0.1:2181", DataDir: "/zk", cluster: c}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +36,7 @@ type Node struct {
 
 	cluster    *Cluster
 	loggingArg string // JVM property naming the logging config
+	consoleAt  int64  // size of console.log when the process was last started
 
 	mu       sync.Mutex
 	proc     *os.Process
@@ -101,6 +103,9 @@ func (n *Node) start() error {
 		return err
 	}
 	defer console.Close() // the child keeps its own copy
+	if fi, err := console.Stat(); err == nil {
+		n.consoleAt = fi.Size()
+	}
 	main := "kafka.Kafka"
 	if n.Role == RoleZooKeeper {
 		main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -183,6 +188,35 @@ func (n *Node) stop(ctx context.Context, sig syscall.Signal, timeout time.Durati
 func (n *Node) consoleTail() string {
 	b, _ := os.ReadFile(filepath.Join(n.Dir, "console.log"))
 	return tail(string(b), 3000)
+}
+
+// bindExceptionRe matches Kafka's and ZooKeeper's report of a port taken:
+// "Socket server failed to bind to 127.0.0.1:…: Address already in use.",
+// "java.net.BindException: Address already in use".
+var bindExceptionRe = regexp.MustCompile(`(?i)BindException|address already in use`)
+
+// bindFailure is the console line in which the node's last process, now
+// exited, said its port was in use, or "".
+func (n *Node) bindFailure() string {
+	if n.Running() {
+		return ""
+	}
+	n.mu.Lock()
+	started, from := n.proc != nil, n.consoleAt
+	n.mu.Unlock()
+	if !started {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(n.Dir, "console.log"))
+	if err != nil || int64(len(b)) < from {
+		return ""
+	}
+	for _, line := range strings.Split(string(b[from:]), "\n") {
+		if bindExceptionRe.MatchString(line) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
 }
 
 // LogFiles returns the files of one log (e.g. "server.log"), rolled ones

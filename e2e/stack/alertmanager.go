@@ -21,16 +21,14 @@ func (a *Alertmanager) Close() { a.proc.stop() }
 // timers are seconds, not the minutes of deploy/alertmanager.yml, so a test
 // sees a notification, and the resolved one, right after Prometheus sends
 // the alert. Grouping is the shipped one (cluster, alertname, topic), so each
-// notification names one topic. It listens on a free loopback port.
+// notification names one topic. It listens on a loopback port outside the
+// ephemeral range, and starts again on another if that one was taken.
 func StartAlertmanager(ctx context.Context, dir, webhookURL string) (*Alertmanager, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	return StartAlertmanagerOn(ctx, addr, dir, webhookURL)
+	return StartAlertmanagerOn(ctx, "", dir, webhookURL)
 }
 
-// StartAlertmanagerOn is StartAlertmanager listening on addr (host:port).
+// StartAlertmanagerOn is StartAlertmanager listening on addr (host:port); an
+// empty addr is StartAlertmanager's choice.
 func StartAlertmanagerOn(ctx context.Context, addr, dir, webhookURL string) (*Alertmanager, error) {
 	bin, err := Tool("alertmanager")
 	if err != nil {
@@ -40,22 +38,21 @@ func StartAlertmanagerOn(ctx context.Context, addr, dir, webhookURL string) (*Al
 	if err := os.WriteFile(cfgPath, []byte(alertmanagerConfig(webhookURL)), 0o644); err != nil {
 		return nil, err
 	}
-	proc, err := startProcess("alertmanager", filepath.Join(dir, "alertmanager.log"), bin,
-		"--config.file="+cfgPath,
-		"--storage.path="+filepath.Join(dir, "alertmanager-data"),
-		"--web.listen-address="+addr,
-		"--cluster.listen-address=", // no gossip: one instance, no port to collide
-		"--log.level=warn",
-	)
+	start := func(addr string) (*process, error) {
+		return startProcess("alertmanager", filepath.Join(dir, "alertmanager.log"), bin,
+			"--config.file="+cfgPath,
+			"--storage.path="+filepath.Join(dir, "alertmanager-data"),
+			"--web.listen-address="+addr,
+			"--cluster.listen-address=", // no gossip: one instance, no port to collide
+			"--log.level=warn",
+		)
+	}
+	ready := func(proc *process, addr string) error { return proc.waitReady(ctx, "http://"+addr+"/-/ready") }
+	proc, addr, err := startOnFreeAddr(addr, start, ready)
 	if err != nil {
 		return nil, err
 	}
-	a := &Alertmanager{URL: "http://" + addr, proc: proc}
-	if err := proc.waitReady(ctx, a.URL+"/-/ready"); err != nil {
-		a.Close()
-		return nil, err
-	}
-	return a, nil
+	return &Alertmanager{URL: "http://" + addr, proc: proc}, nil
 }
 
 func alertmanagerConfig(webhookURL string) string {

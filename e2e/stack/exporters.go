@@ -2,10 +2,13 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 )
@@ -85,7 +88,7 @@ func StartExporters(ctx context.Context, c *harness.Cluster, binPath string, ext
 func StartExportersLogged(ctx context.Context, c *harness.Cluster, binPath, logName string, extraArgs ...string) (Exporters, error) {
 	var es Exporters
 	for _, n := range c.Nodes() {
-		e, err := launchExporter(n, binPath, logName, extraArgs)
+		e, err := launchExporter(ctx, n, binPath, logName, extraArgs)
 		if err != nil {
 			es.Close()
 			return nil, err
@@ -103,9 +106,11 @@ func StartExportersLogged(ctx context.Context, c *harness.Cluster, binPath, logN
 
 // StartExporter starts the sidecar of one node, as StartExporters does for
 // each, and waits until it is ready. A scenario that stops and restarts a
-// sidecar (say, to test --log.position-file) calls it again after Close.
+// sidecar (say, to test --log.position-file) calls it again after Close; the
+// restarted sidecar has a new address, which a Prometheus scraping it learns
+// from Prometheus.SetTargets.
 func StartExporter(ctx context.Context, n *harness.Node, binPath string, extraArgs ...string) (*Exporter, error) {
-	e, err := launchExporter(n, binPath, "exporter.log", extraArgs)
+	e, err := launchExporter(ctx, n, binPath, "exporter.log", extraArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -116,19 +121,25 @@ func StartExporter(ctx context.Context, n *harness.Node, binPath string, extraAr
 	return e, nil
 }
 
-// launchExporter starts a node's sidecar without waiting for it, on a free
-// loopback port unless extraArgs sets --web.listen-address.
-func launchExporter(n *harness.Node, binPath, logName string, extraArgs []string) (*Exporter, error) {
-	addr := listenAddress(extraArgs)
-	if addr == "" {
-		var err error
-		if addr, err = freeAddr(); err != nil {
-			return nil, err
-		}
+// addressFiles numbers the --web.listen-address-file of every sidecar this
+// process starts: a node may have several, one after the other or at once.
+var addressFiles atomic.Int64
+
+// launchExporter starts a node's sidecar and waits until it has bound its
+// port: port 0 unless extraArgs sets --web.listen-address, so the kernel
+// picks a free port that the exporter holds from then on, and reports it in
+// its --web.listen-address-file. No port is chosen here and bound there,
+// and the address is the sidecar's own, never another server's that took
+// the port.
+func launchExporter(ctx context.Context, n *harness.Node, binPath, logName string, extraArgs []string) (*Exporter, error) {
+	addrFile := filepath.Join(n.Dir, fmt.Sprintf("exporter-%d.addr", addressFiles.Add(1)))
+	if err := os.Remove(addrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err // left by an earlier run in the same KRE_E2E_DIR
 	}
 	args := []string{
 		"serve",
-		"--web.listen-address=" + addr,
+		"--web.listen-address=127.0.0.1:0",
+		"--web.listen-address-file=" + addrFile,
 		"--log.file=" + filepath.Join(n.LogDir, "server.log"),
 		"--log.file=" + filepath.Join(n.LogDir, "state-change.log"),
 		"--log.file=" + filepath.Join(n.LogDir, "controller.log"),
@@ -141,6 +152,11 @@ func launchExporter(n *harness.Node, binPath, logName string, extraArgs []string
 	args = withOverrides(args, extraArgs)
 	p, err := startProcess(fmt.Sprintf("exporter %d", n.ID), filepath.Join(n.Dir, logName), binPath, args...)
 	if err != nil {
+		return nil, err
+	}
+	addr, err := p.waitAddressFile(ctx, addrFile)
+	if err != nil {
+		p.stop()
 		return nil, err
 	}
 	return &Exporter{NodeID: n.ID, Addr: addr, URL: "http://" + addr + "/metrics", proc: p}, nil
@@ -164,15 +180,4 @@ func withOverrides(args, extra []string) []string {
 		}
 	}
 	return append(out, extra...)
-}
-
-// listenAddress returns the last --web.listen-address=… of args, or "".
-func listenAddress(args []string) string {
-	addr := ""
-	for _, a := range args {
-		if v, ok := strings.CutPrefix(a, "--web.listen-address="); ok {
-			addr = v
-		}
-	}
-	return addr
 }

@@ -16,12 +16,3 @@ func TestWithOverrides(t *testing.T) {
 		t.Errorf("no extra args changed the defaults: %q", got)
 	}
 }
-
-func TestListenAddress(t *testing.T) {
-	if got := listenAddress([]string{"--scope=cluster"}); got != "" {
-		t.Errorf("no --web.listen-address: got %q, want a free port to be chosen", got)
-	}
-	if got := listenAddress([]string{"--web.listen-address=127.0.0.1:9742", "--web.listen-address=127.0.0.1:9743"}); got != "127.0.0.1:9743" {
-		t.Errorf("got %q, want the last one, as withOverrides keeps it", got)
-	}
-}

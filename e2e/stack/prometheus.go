@@ -21,8 +21,9 @@ type Target struct {
 
 // Prometheus is a running Prometheus server.
 type Prometheus struct {
-	URL  string // base URL, e.g. http://127.0.0.1:9090
-	proc *process
+	URL         string // base URL, e.g. http://127.0.0.1:9090
+	proc        *process
+	targetsPath string // the file_sd file its scrape targets are read from
 }
 
 // Close stops Prometheus.
@@ -32,19 +33,17 @@ func (p *Prometheus) Close() { p.proc.stop() }
 // data in dir/prometheus-data. Every target gets cluster="local" and its own
 // instance label; rules and scrapes run every scrapeInterval (1–2 s keeps an
 // end-to-end test short). alertmanagerURL may be empty (no alerting). It
-// waits until Prometheus is ready. It listens on a free loopback port.
+// waits until Prometheus is ready. It listens on a loopback port outside the
+// ephemeral range, and starts again on another if that one was taken.
 func StartPrometheus(
 	ctx context.Context, dir string, targets []Target, ruleFiles []string, alertmanagerURL string, scrapeInterval time.Duration,
 ) (*Prometheus, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	return StartPrometheusOn(ctx, addr, dir, targets, ruleFiles, alertmanagerURL, scrapeInterval)
+	return StartPrometheusOn(ctx, "", dir, targets, ruleFiles, alertmanagerURL, scrapeInterval)
 }
 
 // StartPrometheusOn is StartPrometheus listening on addr (host:port), for a
-// program whose URLs should stay the same from run to run (make run).
+// program whose URLs should stay the same from run to run (make run); an
+// empty addr is StartPrometheus's choice.
 func StartPrometheusOn(
 	ctx context.Context, addr, dir string, targets []Target, ruleFiles []string, alertmanagerURL string, scrapeInterval time.Duration,
 ) (*Prometheus, error) {
@@ -52,31 +51,59 @@ func StartPrometheusOn(
 	if err != nil {
 		return nil, err
 	}
-	cfg := prometheusConfig(targets, ruleFiles, alertmanagerURL, scrapeInterval)
+	p := &Prometheus{targetsPath: filepath.Join(dir, "targets.json")}
+	if err := p.SetTargets(targets); err != nil {
+		return nil, err
+	}
+	cfg := prometheusConfig(p.targetsPath, ruleFiles, alertmanagerURL, scrapeInterval)
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
-	proc, err := startProcess("prometheus", filepath.Join(dir, "prometheus.log"), bin,
-		"--config.file="+cfgPath,
-		"--storage.tsdb.path="+filepath.Join(dir, "prometheus-data"),
-		"--web.listen-address="+addr,
-		"--log.level=warn",
-	)
-	if err != nil {
+	start := func(addr string) (*process, error) {
+		return startProcess("prometheus", filepath.Join(dir, "prometheus.log"), bin,
+			"--config.file="+cfgPath,
+			"--storage.tsdb.path="+filepath.Join(dir, "prometheus-data"),
+			"--web.listen-address="+addr,
+			"--log.level=warn",
+		)
+	}
+	ready := func(proc *process, addr string) error { return proc.waitReady(ctx, "http://"+addr+"/-/ready") }
+	if p.proc, addr, err = startOnFreeAddr(addr, start, ready); err != nil {
 		return nil, err
 	}
-	p := &Prometheus{URL: "http://" + addr, proc: proc}
-	if err := proc.waitReady(ctx, p.URL+"/-/ready"); err != nil {
-		p.Close()
-		return nil, err
-	}
+	p.URL = "http://" + addr
 	return p, nil
 }
 
+// SetTargets replaces the scrape targets. Prometheus reads them from a file
+// (file_sd), rewritten here through a rename, so that a scenario whose
+// sidecar restarts (on a new port) points Prometheus at its new address;
+// Prometheus sees the change within a scrape interval.
+func (p *Prometheus) SetTargets(targets []Target) error {
+	type group struct {
+		Targets []string          `json:"targets"`
+		Labels  map[string]string `json:"labels"`
+	}
+	groups := make([]group, 0, len(targets))
+	for _, t := range targets {
+		groups = append(groups, group{Targets: []string{t.Addr}, Labels: map[string]string{"cluster": "local", "instance": t.Instance}})
+	}
+	b, err := json.MarshalIndent(groups, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := p.targetsPath + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p.targetsPath)
+}
+
 // prometheusConfig renders prometheus.yml. The labels are set per target, as
-// an operator's service discovery would, since the exporter sets none.
-func prometheusConfig(targets []Target, ruleFiles []string, alertmanagerURL string, interval time.Duration) string {
+// an operator's service discovery would, since the exporter sets none; the
+// targets are in targetsPath (see SetTargets).
+func prometheusConfig(targetsPath string, ruleFiles []string, alertmanagerURL string, interval time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: %s\n  scrape_timeout: %s\n",
 		interval, interval, interval)
@@ -90,10 +117,8 @@ func prometheusConfig(targets []Target, ruleFiles []string, alertmanagerURL stri
 		u, _ := url.Parse(alertmanagerURL)
 		fmt.Fprintf(&b, "alerting:\n  alertmanagers:\n    - static_configs:\n        - targets: [%q]\n", u.Host)
 	}
-	b.WriteString("scrape_configs:\n  - job_name: kafka-replication\n    static_configs:\n")
-	for _, t := range targets {
-		fmt.Fprintf(&b, "      - targets: [%q]\n        labels: {cluster: local, instance: %q}\n", t.Addr, t.Instance)
-	}
+	fmt.Fprintf(&b, "scrape_configs:\n  - job_name: kafka-replication\n    file_sd_configs:\n      - files: [%q]\n        refresh_interval: %s\n",
+		targetsPath, interval)
 	return b.String()
 }
 

@@ -2,6 +2,7 @@ package exposition
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,25 +36,34 @@ import (
 // arrive while a body is being rendered (same encoding, same name[]) share
 // it, read-only, and a client that stops reading holds only the body it
 // shares (kept compressed, see body), never a snapshot of the state or a
-// renderer's buffers. The bodies still being written are bounded to twice
-// the largest of them: when a render makes them more, the clients of the
-// oldest are cut off (their write deadline is set to now, as
-// --web.write-timeout would later). So however many clients stop reading,
-// they hold at most two bodies (docs/benchmarks.md, "Clients that never
-// read"), and a slow client loses its scrape only to two newer ones as large.
+// renderer's buffers. Renders take turns, --web.max-renders at a time (one
+// by default): requests that cannot share a body wait for a turn, holding
+// nothing, and a turn ends when the body is rendered, before it is written,
+// so a client that never reads does not hold it. The bodies still being
+// written are bounded to twice the largest of them: when a render makes
+// them more, the clients of the oldest are cut off (their write deadline is
+// set to now, as --web.write-timeout would later). So whatever the mix of
+// queries and however many clients stop reading, memory holds the renders
+// of the turns and at most two bodies (docs/benchmarks.md, "Distinct
+// scrapers that never read"), and a slow client loses its scrape only to
+// two newer ones as large.
 type MetricsHandler struct {
 	gatherer prometheus.Gatherer
 	direct   []TableSource
 	logger   *slog.Logger
 	inFlight chan struct{} // nil = no limit
+	renders  chan struct{} // the turns to render: one slot per render under way
 
 	mu        sync.Mutex
 	rendering map[renderKey]*rendering // the render in progress, by what it renders
 	written   []*rendering             // rendered bodies still being written, oldest first
 }
 
-func NewMetricsHandler(g prometheus.Gatherer, direct []TableSource, logger *slog.Logger, maxRequests int) *MetricsHandler {
-	h := &MetricsHandler{gatherer: g, direct: direct, logger: logger, rendering: make(map[renderKey]*rendering)}
+func NewMetricsHandler(g prometheus.Gatherer, direct []TableSource, logger *slog.Logger, maxRequests, maxRenders int) *MetricsHandler {
+	h := &MetricsHandler{
+		gatherer: g, direct: direct, logger: logger, rendering: make(map[renderKey]*rendering),
+		renders: make(chan struct{}, max(maxRenders, 1)),
+	}
 	if maxRequests > 0 {
 		h.inFlight = make(chan struct{}, maxRequests)
 	}
@@ -248,7 +258,11 @@ func (h *MetricsHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 	}()
 	r := w.r
 	if owner {
+		if !h.takeTurn(req.Context(), key, r) {
+			return // its client went away and no other request shares it
+		}
 		h.render(key, r)
+		<-h.renders // rendered: the next render may start while this body is written
 	} else {
 		select {
 		case <-r.done:
@@ -287,6 +301,41 @@ func (h *MetricsHandler) join(key renderKey, cut func()) (w *bodyWriter, owner b
 	w = &bodyWriter{r: r, cut: cut}
 	r.writers[w] = struct{}{}
 	return w, owner
+}
+
+// takeTurn waits for a turn to render r. It gives up, and withdraws r,
+// when r's client goes away first and no other request shares r.
+func (h *MetricsHandler) takeTurn(ctx context.Context, key renderKey, r *rendering) bool {
+	select {
+	case h.renders <- struct{}{}:
+		if ctx.Err() != nil && h.withdraw(key, r) {
+			<-h.renders
+			return false
+		}
+		return true
+	case <-ctx.Done():
+		if h.withdraw(key, r) {
+			return false
+		}
+		h.renders <- struct{}{} // others wait for r: render it for them
+		return true
+	}
+}
+
+// withdraw takes r, not rendered yet, out of the renders to share, if its
+// owner is the only request sharing it.
+func (h *MetricsHandler) withdraw(key renderKey, r *rendering) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(r.writers) > 1 {
+		return false
+	}
+	if h.rendering[key] == r {
+		delete(h.rendering, key)
+	}
+	r.status, r.errMsg = http.StatusServiceUnavailable, "The client went away before its turn to render."
+	close(r.done)
+	return true
 }
 
 // rendered publishes r, rendered for key, and bounds the bodies being

@@ -2,11 +2,13 @@ package exposition
 
 import (
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,7 +78,7 @@ func (g blockingGatherer) Gather() ([]*dto.MetricFamily, error) {
 
 func TestMetricsHandlerInFlightLimit(t *testing.T) {
 	g := blockingGatherer{make(chan struct{}), make(chan struct{})}
-	h := NewMetricsHandler(g, nil, slog.New(slog.DiscardHandler), 1)
+	h := NewMetricsHandler(g, nil, slog.New(slog.DiscardHandler), 1, 1)
 	done := make(chan int)
 	go func() {
 		rec := httptest.NewRecorder()
@@ -113,7 +115,7 @@ func (g *countingGatherer) Gather() ([]*dto.MetricFamily, error) {
 // compressed.
 func TestConcurrentScrapesShareOneRendering(t *testing.T) {
 	g := &countingGatherer{release: make(chan struct{})}
-	h := NewMetricsHandler(g, nil, slog.New(slog.DiscardHandler), 0)
+	h := NewMetricsHandler(g, nil, slog.New(slog.DiscardHandler), 0, 1)
 	const each = 5
 	bodies := make(chan [2]string, 2*each)
 	for _, enc := range []string{"", "gzip"} {
@@ -191,7 +193,7 @@ func (w *stuckWriter) SetWriteDeadline(time.Time) error {
 func TestStuckClientsHoldAtMostTwoBodies(t *testing.T) {
 	g := &countingGatherer{release: make(chan struct{})}
 	close(g.release)
-	h := NewMetricsHandler(g, nil, slog.New(slog.DiscardHandler), 0)
+	h := NewMetricsHandler(g, nil, slog.New(slog.DiscardHandler), 0, 1)
 	var ws []*stuckWriter
 	done := make(chan struct{}, 10)
 	for i := range 6 {
@@ -231,6 +233,120 @@ func TestStuckClientsHoldAtMostTwoBodies(t *testing.T) {
 	}
 	if len(h.written) != 0 {
 		t.Errorf("bodies left after every client is gone: %d", len(h.written))
+	}
+}
+
+// overlapGatherer counts the renders under way (a render starts with
+// Gather) and the most at once, holding each until released.
+type overlapGatherer struct {
+	calls, now, most atomic.Int32
+	release          chan struct{}
+}
+
+func (g *overlapGatherer) Gather() ([]*dto.MetricFamily, error) {
+	g.calls.Add(1)
+	n := g.now.Add(1)
+	for m := g.most.Load(); n > m && !g.most.CompareAndSwap(m, n); m = g.most.Load() {
+	}
+	<-g.release
+	g.now.Add(-1)
+	return nil, nil
+}
+
+// Requests that cannot share a body (another encoding or name[]) wait for
+// their turn to render: memory holds one render's buffers, not one per
+// distinct query in flight.
+func TestDistinctScrapesRenderOneAtATime(t *testing.T) {
+	g := &overlapGatherer{release: make(chan struct{})}
+	h := NewMetricsHandler(g, nil, slog.New(slog.DiscardHandler), 0, 1)
+	const distinct = 4
+	codes := make(chan int, distinct)
+	for i := range distinct {
+		go func() {
+			req := httptest.NewRequest("GET", "/metrics?name[]=kafka_replication_up&name[]=x"+strconv.Itoa(i), nil)
+			if i%2 == 1 {
+				req.Header.Set("Accept-Encoding", "gzip")
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			codes <- rec.Code
+		}()
+	}
+	// Give them time to start renders of their own, if they can.
+	deadline := time.Now().Add(time.Second)
+	for g.calls.Load() < distinct && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(g.release)
+	for range distinct {
+		if code := <-codes; code != http.StatusOK {
+			t.Errorf("want every scrape served in its turn, got %d", code)
+		}
+	}
+	if most := g.most.Load(); most != 1 {
+		t.Errorf("%d distinct scrapes rendered %d bodies at once, want 1", distinct, most)
+	}
+	if n := g.calls.Load(); n != distinct {
+		t.Errorf("want one render per distinct scrape (%d), got %d", distinct, n)
+	}
+}
+
+// A client that never reads holds its body, not the turn to render: the
+// next scrape renders and is served while it is stuck.
+func TestStuckClientDoesNotHoldTheRender(t *testing.T) {
+	g := &countingGatherer{release: make(chan struct{})}
+	close(g.release)
+	h := NewMetricsHandler(g, nil, slog.New(slog.DiscardHandler), 0, 1)
+	w := newStuckWriter()
+	done := make(chan struct{})
+	go func() {
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+		close(done)
+	}()
+	<-w.writing
+	served := make(chan struct{})
+	go func() {
+		scrape(t, h, "/metrics?name[]=kafka_replication_exporter_build_info", "gzip")
+		close(served)
+	}()
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a scrape waited for a client that never reads")
+	}
+	_ = w.SetWriteDeadline(time.Now())
+	<-done
+}
+
+// A request whose client went away while it waited for its turn renders
+// nothing.
+func TestAbandonedScrapeIsNotRendered(t *testing.T) {
+	g := &countingGatherer{release: make(chan struct{})}
+	h := NewMetricsHandler(g, nil, slog.New(slog.DiscardHandler), 0, 1)
+	first := make(chan struct{})
+	go func() {
+		scrape(t, h, "/metrics", "")
+		close(first)
+	}()
+	waitFor(t, "the first render", 10*time.Second, func() bool { return g.calls.Load() == 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := make(chan struct{})
+	go func() {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/metrics?name[]=kafka_replication_up", nil).WithContext(ctx))
+		close(gone)
+	}()
+	waitFor(t, "the second request to wait", 10*time.Second, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return len(h.rendering) == 2
+	})
+	cancel()
+	time.Sleep(50 * time.Millisecond) // it may see that before its turn
+	close(g.release)
+	<-gone
+	<-first
+	if n := g.calls.Load(); n != 1 {
+		t.Errorf("want the abandoned scrape not rendered, got %d renders", n)
 	}
 }
 

@@ -5,6 +5,7 @@ package fakekafka
 import (
 	"cmp"
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
@@ -48,6 +50,8 @@ type Kafka struct {
 	logDirAsked []*kmsg.DescribeLogDirsRequest
 	// delays hold requests of a key before the broker handles them.
 	delays map[kmsg.Key]time.Duration
+	// fail, when set, says which requests fail (FailRequests).
+	fail func(key kmsg.Key, broker int32) bool
 }
 
 // LogDirs is one broker's DescribeLogDirs answer: each directory's error
@@ -86,6 +90,7 @@ func New(t testing.TB, opts ...kfake.Opt) *Kafka {
 	}
 	t.Cleanup(c.Close)
 	f := &Kafka{t: t, C: c, requests: make(map[kmsg.Key]int)}
+	f.installFailures() // first: a failing request reaches no other hook
 	f.install()
 	f.installCanned()
 	f.installLogDirs()
@@ -239,6 +244,32 @@ func (f *Kafka) installCanned() {
 	})
 }
 
+// installFailures closes the connection of every request FailRequests
+// says fails, before any other hook sees it.
+func (f *Kafka) installFailures() {
+	c := f.C
+	for key := range int16(kmsg.MaxKey + 1) {
+		c.ControlKey(key, func(kmsg.Request) (kmsg.Response, error, bool) {
+			c.KeepControl()
+			f.mu.Lock()
+			fail := f.fail
+			f.mu.Unlock()
+			if fail != nil && fail(kmsg.Key(key), c.CurrentNode()) {
+				return nil, errors.New("fakekafka: request failed by FailRequests"), true
+			}
+			return nil, nil, false
+		})
+	}
+}
+
+// FailRequests makes every request fail(key, broker) is true for fail as a
+// broker that is down does: its connection is closed unanswered. nil: none.
+func (f *Kafka) FailRequests(fail func(key kmsg.Key, broker int32) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = fail
+}
+
 // installLogDirs answers DescribeLogDirs from the table once a test sets it.
 func (f *Kafka) installLogDirs() {
 	c := f.C
@@ -382,4 +413,45 @@ func (f *Kafka) SetDelay(key kmsg.Key, d time.Duration) {
 		})
 	}
 	f.delays[key] = d
+}
+
+// CommitOffsets commits offsets for group as a consumer outside any
+// generation (a simple consumer group), so that it is listed and fetched.
+func (f *Kafka) CommitOffsets(group string, offsets map[logparse.PartitionKey]int64) {
+	f.t.Helper()
+	// Up to 3.9: OffsetCommit v10 names topics by id, which kfake does not take.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(f.C.ListenAddrs()...), kgo.MaxVersions(kversion.V3_9_0()))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.Generation = group, -1
+	at := make(map[string]int)
+	for k, o := range offsets {
+		i, ok := at[k.Topic]
+		if !ok {
+			i = len(req.Topics)
+			at[k.Topic] = i
+			rt := kmsg.NewOffsetCommitRequestTopic()
+			rt.Topic = k.Topic
+			req.Topics = append(req.Topics, rt)
+		}
+		p := kmsg.NewOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset = k.Partition, o
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if rp.ErrorCode != 0 {
+				f.t.Fatalf("commit %s %s/%d: error %d", group, rt.Topic, rp.Partition, rp.ErrorCode)
+			}
+		}
+	}
 }

@@ -92,7 +92,7 @@ type Result struct {
 	Detail   string       // why, when Violated is not empty
 
 	// Derived facts the live metrics need.
-	ISRShrink  bool // committed ISR got smaller than the last one seen
+	ISRShrink  bool // committed ISR got smaller than the last one seen (a proposed shrink is not one)
 	ISRExpand  bool // committed ISR got larger than the last one seen
 	BelowHW    bool // a truncation removed committed data (below the replica's last known HW)
 	NewUnclean bool // an unclean election, counted once however many controllers replayed it
@@ -283,15 +283,12 @@ func (c *Checker) Observe(ev *logparse.Event, r *Result) {
 		p.isrSize, p.isrT = len(ev.ToISR), ev.Time
 		r.ISRExpand = true
 	case logparse.ISRShrink:
-		// The leader's own decision that followers fell behind. It is counted
-		// here, not at the "ISR updated to" that commits it: that line may never
-		// come (the controller fenced the follower first and the AlterPartition
-		// is rejected), and a sidecar started after the last ISR line has no
-		// earlier ISR to compare the committed one with. The line names both;
-		// the ISR it proposes becomes the one the commit (same size: not
-		// counted again) and a later expansion are compared with.
+		// The leader's proposal: the controller may reject it (a stale
+		// partition epoch, an ineligible replica) and Kafka's ISR then never
+		// changed, so it is counted at its commit ("ISR updated to", or
+		// isr_shrink_committed), compared with the ISR it starts from: a
+		// sidecar started after the last ISR line learns that ISR here.
 		p := c.part(ev)
-		r.ISRShrink = true
 		if !ev.Time.Before(p.isrT) {
 			// It starts from a larger ISR than the last one seen: an expansion
 			// happened that no line showed (a KRaft leader whose expansion
@@ -299,8 +296,12 @@ func (c *Checker) Observe(ev *logparse.Event, r *Result) {
 			if p.isrSize >= 0 && len(ev.FromISR) > p.isrSize {
 				r.ISRExpand = true
 			}
-			p.isrSize, p.isrT = len(ev.ToISR), ev.Time
+			p.isrSize, p.isrT = len(ev.FromISR), ev.Time
 		}
+	case logparse.ISRShrinkCommitted:
+		p := c.part(ev)
+		r.ISRShrink = p.isrSize < 0 || len(ev.ToISR) < p.isrSize
+		p.isrSize, p.isrT = len(ev.ToISR), ev.Time
 	case logparse.ProduceRejectedMinISR:
 		r.Checked.add(MinISREnforced)
 		if ev.MinISR > 0 && ev.ISRSize >= ev.MinISR {

@@ -196,12 +196,18 @@ func TestCheckerUncleanElectionDeduplicated(t *testing.T) {
 	}
 }
 
-// "Shrinking ISR" counts the shrink once, whether or not an "ISR updated to"
-// commits it, and whether or not an earlier ISR line was seen.
-func TestCheckerShrinkCountedFromTheLeadersDecision(t *testing.T) {
+// "Shrinking ISR" only proposes a shrink: it counts once Kafka commits it
+// ("ISR updated to", or the DEBUG line of a commit that reached the leader
+// through metadata first), never when the controller rejects it, and a
+// proposal's larger start still reveals an expansion no line showed.
+func TestCheckerShrinkCountedOnCommit(t *testing.T) {
 	shrinking := "[2025-10-16 15:57:10,000] INFO [Partition t-0 broker=1] Shrinking ISR from 1,2,3 to 1,2. Leader: (highWatermark: 5, endOffset: 10). Out of sync replicas: (brokerId: 3, endOffset: 5, lastCaughtUpTimeMs: 1). (kafka.cluster.Partition)"
+	rejected := "[2025-10-16 15:57:11,000] INFO [Partition t-0 broker=1] Failed to alter partition to PendingShrinkIsr(outOfSyncReplicaIds=Set(3), sentLeaderAndIsr=LeaderAndIsr(leader=1, leaderEpoch=0, isrWithBrokerEpoch=List(BrokerState(brokerId=1, brokerEpoch=5), BrokerState(brokerId=2, brokerEpoch=6)), leaderRecoveryState=RECOVERED, partitionEpoch=7), leaderRecoveryState=RECOVERED, lastCommittedState=CommittedPartitionState(isr=Set(1, 2, 3), leaderRecoveryState=RECOVERED)) since the controller rejected the request with INELIGIBLE_REPLICA. Partition state has been reset to the latest committed state CommittedPartitionState(isr=Set(1, 2, 3), leaderRecoveryState=RECOVERED). (kafka.cluster.Partition)"
+	staleEpoch := "[2025-10-16 15:57:11,000] DEBUG [Partition t-0 broker=1] Failed to alter partition to PendingShrinkIsr(outOfSyncReplicaIds=Set(3), sentLeaderAndIsr=LeaderAndIsr(leader=1, leaderEpoch=0, isrWithBrokerEpoch=List(BrokerState(brokerId=1, brokerEpoch=5), BrokerState(brokerId=2, brokerEpoch=6)), leaderRecoveryState=RECOVERED, partitionEpoch=7), leaderRecoveryState=RECOVERED, lastCommittedState=CommittedPartitionState(isr=Set(1, 2, 3), leaderRecoveryState=RECOVERED)) because the partition epoch is invalid. Partition state may be out of sync, awaiting new the latest metadata. (kafka.cluster.Partition)"
+	shrunkFirst := "[2025-10-16 15:57:11,000] DEBUG [Partition t-0 broker=1] Ignoring failed ISR update to PendingShrinkIsr(outOfSyncReplicaIds=Set(3), sentLeaderAndIsr=LeaderAndIsr(leader=1, leaderEpoch=0, isrWithBrokerEpoch=[BrokerState(brokerId=1, brokerEpoch=5), BrokerState(brokerId=2, brokerEpoch=6)], leaderRecoveryState=RECOVERED, partitionEpoch=7), leaderRecoveryState=RECOVERED, lastCommittedState=CommittedPartitionState(isr=Set(1, 2, 3), leaderRecoveryState=RECOVERED)) since we have already updated state to CommittedPartitionState(isr=Set(1, 2), leaderRecoveryState=RECOVERED) (kafka.cluster.Partition)"
 	expandedFirst := "[2025-10-16 15:57:11,000] DEBUG [Partition t-0 broker=1] Ignoring failed ISR update to PendingExpandIsr(newInSyncReplicaId=3, lastCommittedState=CommittedPartitionState(isr=Set(1, 2), leaderRecoveryState=RECOVERED)) since we have already updated state to CommittedPartitionState(isr=Set(1, 2, 3), leaderRecoveryState=RECOVERED) (kafka.cluster.Partition)"
 	shrinkingAgain := "[2025-10-16 15:57:13,000] INFO [Partition t-0 broker=1] Shrinking ISR from 1,2,3 to 1,3. Leader: (highWatermark: 9, endOffset: 12). Out of sync replicas: (brokerId: 2, endOffset: 9, lastCaughtUpTimeMs: 1). (kafka.cluster.Partition)"
+	committedAgain := "[2025-10-16 15:57:14,000] INFO [Partition t-0 broker=1] ISR updated to 1,3  and version updated to 10 (kafka.cluster.Partition)"
 	count := func(rs []Result) (shrinks, expands int) {
 		for _, r := range rs {
 			if r.ISRShrink {
@@ -219,11 +225,15 @@ func TestCheckerShrinkCountedFromTheLeadersDecision(t *testing.T) {
 		wantShrink, wantExpand int
 	}{
 		{"shrink then its commit", []string{shrinking, fill(isrLine, "1,2", "8")}, 1, 0},
-		{"shrink never committed (controller fenced the follower first)", []string{shrinking}, 1, 0},
+		{"shrink never committed", []string{shrinking}, 0, 0},
+		{"shrink rejected by the controller", []string{shrinking, rejected}, 0, 0},
+		{"shrink rejected for a stale partition epoch", []string{shrinking, staleEpoch}, 0, 0},
+		{"rejected, proposed again and committed", []string{shrinking, staleEpoch, shrinking, fill(isrLine, "1,2", "8")}, 1, 0},
+		{"shrink committed through metadata before the answer", []string{shrinking, shrunkFirst}, 1, 0},
 		{"shrink, commit, expand", []string{shrinking, fill(isrLine, "1,2", "8"), fill(isrLine, "1,2,3", "9")}, 1, 1},
 		{"controller-side shrink seen only as a smaller ISR", []string{fill(isrLine, "1,2,3", "7"), fill(isrLine, "1,2", "8")}, 1, 0},
-		{"an expansion no line showed, seen as the next shrink's larger start", []string{shrinking, shrinkingAgain}, 2, 1},
-		{"an expansion seen at DEBUG is not counted again by the next shrink", []string{shrinking, expandedFirst, shrinkingAgain}, 2, 1},
+		{"an expansion no line showed, seen as the next shrink's larger start", []string{shrinking, fill(isrLine, "1,2", "8"), shrinkingAgain, committedAgain}, 2, 1},
+		{"an expansion seen at DEBUG is not counted again by the next shrink", []string{shrinking, fill(isrLine, "1,2", "8"), expandedFirst, shrinkingAgain, committedAgain}, 2, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

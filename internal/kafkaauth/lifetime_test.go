@@ -68,15 +68,21 @@ func TestPeerLifetimesThatOverflowFallBack(t *testing.T) {
 		"exp 1e300, expires_in 1h":           {"application/json", jwt("1e300", "3600"), 2870 * time.Second, 2890 * time.Second},
 		"exp in milliseconds alone":          {"application/json", jwt(fmt.Sprint(nowMs), ""), unknownLifetime - time.Second, unknownLifetime + time.Second},
 		"exp 9999-12-31 alone":               {"application/json", jwt("253402300799", ""), 24 * time.Hour, 0},
-		"form expires_in of 292 years": {"application/x-www-form-urlencoded",
+		"form expires_in of 292 years": {
+			"application/x-www-form-urlencoded",
 			func(n int64) string {
 				return fmt.Sprintf("access_token=opaque-%d&token_type=Bearer&expires_in=9223372037", n)
-			}, 24 * time.Hour, 0},
-		"form expires_in past int64": {"application/x-www-form-urlencoded",
-			func(n int64) string { return fmt.Sprintf("access_token=opaque-%d&expires_in=99999999999999999999", n) }, 24 * time.Hour, 0},
+			}, 24 * time.Hour, 0,
+		},
+		"form expires_in past int64": {
+			"application/x-www-form-urlencoded",
+			func(n int64) string { return fmt.Sprintf("access_token=opaque-%d&expires_in=99999999999999999999", n) }, 24 * time.Hour, 0,
+		},
 		"expires_in negative": {"application/json", json("opaque-%d", "-1"), unknownLifetime - time.Second, unknownLifetime + time.Second},
-		"expires_in below int32": {"application/json", json("opaque-%d", "-2147483649"),
-			unknownLifetime - time.Second, unknownLifetime + time.Second},
+		"expires_in below int32": {
+			"application/json", json("opaque-%d", "-2147483649"),
+			unknownLifetime - time.Second, unknownLifetime + time.Second,
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ts := answerEndpoint(t, tc.contentType, tc.body)

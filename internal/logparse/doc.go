@@ -12,10 +12,11 @@
 // The files, in reading order (the parser and its per-logger files call
 // each other, so this is an order for reading, not a strict dependency
 // order): scan.go (byte scanning helpers), event.go (Type, Event),
-// layout.go and timestamp.go (line layouts and their timestamps),
-// envelope.go and json.go (container runtime framing, JSON output),
-// splitter.go (physical lines into records), linetime.go (a line's time),
-// parser.go (records into events, dispatching by logger), then one file per
-// logger: server.go, statechange.go, controller.go, partition.go,
-// truncation.go, produce.go; and merge.go (MergeByTime of several logs).
+// layout.go, ecs.go and timestamp.go (line layouts, log4j2's EcsLayout JSON
+// records, their timestamps), envelope.go and json.go (container runtime
+// framing, JSON output), splitter.go (physical lines into records),
+// linetime.go (a line's time), parser.go (records into events, dispatching
+// by logger), then one file per logger: server.go, statechange.go,
+// controller.go, partition.go, truncation.go, produce.go; and merge.go
+// (MergeByTime of several logs).
 package logparse

@@ -83,3 +83,27 @@ func stripCompose(line []byte) (rest, name []byte) {
 func isNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
 }
+
+// esc starts an ANSI escape sequence.
+const esc = 0x1b
+
+// stripANSI appends line to dst without its ANSI escape sequences — CSI
+// "ESC [ parameters final-byte", as a console appender's %highlight or
+// %style prints colors — and without any other lone ESC.
+func stripANSI(dst, line []byte) []byte {
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if c != esc {
+			dst = append(dst, c)
+			continue
+		}
+		if i+1 < len(line) && line[i+1] == '[' {
+			j := i + 2
+			for j < len(line) && (line[j] < 0x40 || line[j] > 0x7e) {
+				j++
+			}
+			i = j // the final byte, or the end of a cut sequence
+		}
+	}
+	return dst
+}

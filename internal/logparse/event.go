@@ -16,7 +16,7 @@ const (
 	HWBlockedUnderMinISR      // hw_blocked_under_min_isr: KAFKA-15583 (TRACE, Kafka ≥3.7)
 	HWNonMonotonic            // hw_non_monotonic: UnifiedLog WARN
 	LogLoaded                 // log_loaded: initial HW at load (INFO)
-	ISRShrink                 // isr_shrink: leader proposes a shrink (INFO)
+	ISRShrink                 // isr_shrink: leader proposes a shrink (INFO); counted when committed
 	// isr_expand: Kafka ≤2.7 "Expanding ISR" (INFO); 2.8+ "Ignoring failed ISR update to PendingExpandIsr… since we
 	// have already updated state to …" (DEBUG: the expansion reached the leader through metadata first)
 	ISRExpand
@@ -37,6 +37,9 @@ const (
 	PartitionStateChange    // partition_state_change: ZooKeeper controller's leader and ISR of a partition (state-change.log)
 	LogDirOffline           // log_dir_offline: ReplicaManager "Stopping serving replicas in dir …" (a failed disk or mount)
 	BrokerStart             // broker_start: the broker process starting (BrokerServer SHUTDOWN → STARTING, KafkaServer "starting")
+	// isr_shrink_committed: "Ignoring failed ISR update to PendingShrinkIsr… since we have already updated state to …"
+	// (DEBUG: the shrink reached the leader through metadata first, and no "ISR updated to" follows)
+	ISRShrinkCommitted
 	numTypes
 )
 
@@ -68,6 +71,7 @@ var typeNames = [numTypes]string{
 	PartitionStateChange:    "partition_state_change",
 	LogDirOffline:           "log_dir_offline",
 	BrokerStart:             "broker_start",
+	ISRShrinkCommitted:      "isr_shrink_committed",
 }
 
 // String returns the stable name of the type ("hw_update", …).

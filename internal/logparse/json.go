@@ -59,7 +59,7 @@ func AppendJSON(dst []byte, ev *Event) []byte {
 		dst = appendInt(dst, "hw", ev.HW)
 		dst = appendInt(dst, "leo", ev.LEO)
 		dst = appendOffsets(dst, "out_of_sync", ev.OutOfSync)
-	case ISRExpand:
+	case ISRExpand, ISRShrinkCommitted:
 		dst = appendInts(dst, "from_isr", ev.FromISR)
 		dst = appendInts(dst, "to_isr", ev.ToISR)
 	case ISRUpdate:

@@ -13,12 +13,13 @@ const (
 	layoutStrimzi        // "%d{ISO8601} %p %m (%c) [%t]"
 	layoutSpring         // Spring Boot "2025-02-03T08:15:00.123Z  INFO 4242 --- [t] logger : msg"
 	layoutSimple         // slf4j-simple "[thread] LEVEL logger - msg"
+	layoutTTCC           // log4j's "%d [%t] %-5p %c - %m" (the date broker-style or ISO-8601)
 )
 
 // header is one record's first line cut into its layout fields.
 type header struct {
 	kind   layout
-	ts     []byte // timestamp text as printed; empty for slf4j-simple
+	ts     []byte // timestamp text as printed (broker-style or ISO-8601); empty for slf4j-simple
 	level  Level
 	msg    []byte // the log message (%m): no timestamp, level, logger or thread
 	logger []byte // %c; empty when the layout has it elsewhere and it is missing
@@ -145,37 +146,43 @@ func splitHeaderAny(line []byte, h *header) bool {
 		}
 		h.kind, h.ts, h.level = layoutDefault, line[1:brokerTSLen+1], l
 		h.msg = line[brokerTSLen+3+n:]
-	case isBrokerTS(line) && len(line) > brokerTSLen+1:
-		// Strimzi "2024-03-02 11:04:10,311 INFO …", or the default layout
-		// pasted without its leading '[' (a copy-paste artifact).
-		rest := line[brokerTSLen:]
-		if rest[0] == ']' {
-			rest = rest[1:]
-		}
-		if len(rest) == 0 || rest[0] != ' ' {
+	case line[0] == '[' && isISOTS(line[1:]):
+		// [2025-10-16T15:57:12.614Z] DEBUG …: the default layout with an ISO-8601 %d.
+		n := 1 + isoTSLen(line[1:])
+		if n+1 >= len(line) || line[n] != ']' || line[n+1] != ' ' {
 			return false
 		}
-		l, n := level(skipSpaces(rest))
-		if n == 0 {
-			return false
-		}
-		h.kind, h.ts, h.level = layoutStrimzi, line[:brokerTSLen], l
-		h.msg = skipSpaces(rest)[n:]
-		if line[brokerTSLen] == ']' {
-			h.kind = layoutDefault
-		}
-	case line[0] != '[':
-		// Spring Boot: ISO timestamp, padded level.
-		n := isoTSLen(line)
-		if n == 0 || n >= len(line) || line[n] != ' ' {
-			return false
-		}
-		l, ln := level(skipSpaces(line[n:]))
+		l, ln := level(skipSpaces(line[n+2:]))
 		if ln == 0 {
 			return false
 		}
-		h.kind, h.ts, h.level = layoutSpring, line[:n], l
-		h.msg = skipSpaces(line[n:])[ln:]
+		h.kind, h.ts, h.level = layoutDefault, line[1:n], l
+		h.msg = skipSpaces(line[n+2:])[ln:]
+	case isBrokerTS(line) && len(line) > brokerTSLen+1:
+		// Strimzi "2024-03-02 11:04:10,311 INFO …", log4j's
+		// "%d [%t] %-5p %c - %m", or the default layout pasted without its
+		// leading '[' (a copy-paste artifact).
+		rest := line[brokerTSLen:]
+		pasted := rest[0] == ']'
+		if pasted {
+			rest = rest[1:]
+		}
+		if !afterTimestamp(line[:brokerTSLen], rest, h) {
+			return false
+		}
+		if pasted {
+			h.kind = layoutDefault
+		}
+	case line[0] != '[':
+		// An ISO-8601 date: Spring Boot, log4j2's %d{ISO8601} (Strimzi's
+		// pattern on Kafka 4), "%d [%t] %-5p %c - %m".
+		n := isoTSLen(line)
+		if n == 0 || n >= len(line) {
+			return false
+		}
+		if !afterTimestamp(line[:n], line[n:], h) {
+			return false
+		}
 	default:
 		// slf4j-simple: "[thread] LEVEL logger - msg". Thread names have no ']'.
 		end := bytes.IndexByte(line, ']')
@@ -189,10 +196,48 @@ func splitHeaderAny(line []byte, h *header) bool {
 		h.kind, h.ts, h.level = layoutSimple, nil, l
 		h.msg = line[end+2+n:]
 	}
-	if len(h.msg) > 0 && h.msg[0] == ' ' {
-		h.msg = h.msg[1:]
-	}
+	h.msg = skipSpaces(h.msg) // %-5p pads INFO and WARN
 	return true
+}
+
+// afterTimestamp reads what follows a date that starts the line: a level
+// (padded or not), or a "[thread] " and then the level; rest starts with
+// the space after the date. The layout is Spring Boot's when the level is
+// followed by "<pid> --- ", log4j's TTCC when the thread comes first, and
+// Strimzi's ("%m (%c) [%t]", or any "%p %m" layout) otherwise.
+func afterTimestamp(ts, rest []byte, h *header) bool {
+	if len(rest) < 2 || rest[0] != ' ' {
+		return false
+	}
+	kind := layoutStrimzi
+	if rest[1] == '[' {
+		// "%d [%t] %-5p": a thread name has no "] ".
+		end := bytes.Index(rest, []byte("] "))
+		if end < 0 {
+			return false
+		}
+		rest, kind = rest[end+1:], layoutTTCC
+	}
+	rest = skipSpaces(rest)
+	l, n := level(rest)
+	if n == 0 {
+		return false
+	}
+	h.ts, h.level, h.msg = ts, l, rest[n:]
+	if kind == layoutStrimzi && isSpringPID(skipSpaces(h.msg)) {
+		kind = layoutSpring
+	}
+	h.kind = kind
+	return true
+}
+
+// isSpringPID reports whether s starts with Spring Boot's "<pid> --- ".
+func isSpringPID(s []byte) bool {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i > 0 && hasPrefix(s[i:], " --- ")
 }
 
 // splitLogger moves the logger (and Strimzi's thread) out of h.msg.
@@ -230,7 +275,7 @@ func splitLogger(h *header) {
 			}
 			m = m[i+3:]
 		}
-	case layoutSimple:
+	case layoutSimple, layoutTTCC:
 		// "logger - msg"
 		if i := bytes.Index(m, []byte(" - ")); i >= 0 {
 			h.logger = m[:i]
@@ -255,6 +300,49 @@ func isLoggerName(s []byte) bool {
 }
 
 func isLoggerByte(c byte) bool { return loggerBytes[c] }
+
+// threadThenIdent reports whether m starts with a "[word] " — a thread name
+// printed before the message ("[%d] %-5p [%t] %m") — and then with an ident
+// prefix the parser knows. A Kafka ident prefix has a space inside its
+// brackets ("[Partition t-0 broker=1] "), or is followed by no other.
+func threadThenIdent(m []byte) bool {
+	n := peelBracket(m)
+	return n > 0 && prefilter(m[n:]) != identNone
+}
+
+// peelBracket returns the length of a "[word] " at the start of m, or 0:
+// its first space follows the closing bracket.
+func peelBracket(m []byte) int {
+	if i := bytes.IndexByte(m, ' '); i > 2 && m[i-1] == ']' && m[0] == '[' {
+		return i + 1
+	}
+	return 0
+}
+
+// peel drops one field a layout printed between the level and the message:
+// a "[thread] " or "[logger] " (%t, %c{1} in brackets), or a "logger - " /
+// "logger : " (%c, %c{1.}, padded or not), which becomes h.logger. It
+// reports whether it dropped one.
+func peel(h *header) bool {
+	m := h.msg
+	if n := peelBracket(m); n > 0 {
+		h.msg = m[n:]
+		return true
+	}
+	i := 0
+	for i < len(m) && isLoggerByte(m[i]) {
+		i++
+	}
+	if i == 0 || i == len(m) || m[i] != ' ' {
+		return false
+	}
+	rest := skipSpaces(m[i:])
+	if len(rest) < 2 || (rest[0] != '-' && rest[0] != ':') || rest[1] != ' ' {
+		return false
+	}
+	h.logger, h.msg = m[:i], rest[2:]
+	return true
+}
 
 // loggerBytes is the byte class of Java class / logger names, as a table:
 // the backward scan over a logger name runs once per event.
@@ -303,4 +391,58 @@ func defaultHeader(line []byte) (Level, int) {
 // word4 is the little-endian uint32 of a 4-byte string (a constant after inlining).
 func word4(s string) uint32 {
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// Recognized reports whether r reads as a record Kafka's own code logged, in
+// a layout this package knows: a header the Splitter found, and a message
+// that starts with one of Kafka's bracketed ident prefixes ("[Partition
+// t-0 broker=1] ", "[GroupCoordinator id=1] ", "[KafkaApi-1] ") — after any
+// thread or logger the layout put before it — or a Kafka logger name. A
+// followed file whose records never do is in a layout the parser does not
+// know, even though it reads lines: nothing else tells it from a quiet broker.
+func (r *Record) Recognized() bool {
+	var h header
+	switch {
+	case r.kind != layoutNone && r.spanOK():
+		r.header(&h)
+	case !splitHeaderPrefix(r.First, &h):
+		return false
+	}
+	if h.kind == layoutSpring || h.kind == layoutSimple || h.kind == layoutTTCC {
+		splitLogger(&h)
+	}
+	for i := 0; i < 3; i++ {
+		if isKafkaLogger(h.logger) || isIdent(h.msg) {
+			return true
+		}
+		if !peel(&h) {
+			break
+		}
+	}
+	splitLogger(&h) // "… (logger)" at the end
+	return isKafkaLogger(h.logger)
+}
+
+// isIdent reports whether m starts with a Kafka ident prefix: "[Name",
+// then a space or "-<n>]" ("[KafkaApi-1]").
+func isIdent(m []byte) bool {
+	if len(m) < 4 || m[0] != '[' || m[1] < 'A' || m[1] > 'Z' {
+		return false
+	}
+	i := 2
+	for i < len(m) && (m[i] >= 'a' && m[i] <= 'z' || m[i] >= 'A' && m[i] <= 'Z') {
+		i++
+	}
+	return i < len(m) && (m[i] == ' ' || m[i] == '-' || m[i] == ']')
+}
+
+// isKafkaLogger reports whether a logger name is one of Kafka's, in full or
+// abbreviated by %c{1.} ("k.c.Partition", "o.a.k.c.QuorumController").
+func isKafkaLogger(l []byte) bool {
+	for _, p := range []string{"kafka.", "org.apache.kafka.", "state.change.logger", "k.", "o.a.k."} {
+		if hasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
 }

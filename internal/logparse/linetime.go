@@ -1,6 +1,9 @@
 package logparse
 
-import "time"
+import (
+	"bytes"
+	"time"
+)
 
 // LineTime returns the time of the record a physical line starts: the
 // broker's timestamp, in any layout the Splitter recognizes and after any
@@ -12,14 +15,18 @@ func LineTime(line []byte, loc *time.Location) (t time.Time, ok bool) {
 	body, _, _ := stripEnvelope(trimSuffixByte(line, '\r'))
 	var h header
 	if !splitHeaderPrefix(body, &h) {
-		return time.Time{}, false
+		switch {
+		case bytes.IndexByte(body, esc) >= 0:
+			body = stripANSI(nil, body)
+		case len(body) > 0 && body[0] == '{':
+			body, _, _ = ecsLine(nil, nil, body)
+		default:
+			return time.Time{}, false
+		}
+		if !splitHeaderPrefix(body, &h) {
+			return time.Time{}, false
+		}
 	}
 	var c tsCache
-	switch h.kind {
-	case layoutDefault, layoutStrimzi:
-		return c.brokerTime(h.ts, loc)
-	case layoutSpring:
-		return c.isoTime(h.ts, loc)
-	}
-	return time.Time{}, false
+	return c.headerTime(h.ts, loc)
 }

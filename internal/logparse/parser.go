@@ -90,14 +90,14 @@ func (p *Parser) ParseInto(rec *Record, ev *Event) bool {
 	case rec.kind == layoutNone:
 		if l, n := defaultHeader(rec.First); n > 0 {
 			kind := prefilter(rec.First[n:])
-			if kind == identNone {
+			if kind == identNone && !threadThenIdent(rec.First[n:]) {
 				return false
 			}
 			return p.parse(rec, ev, kind, l, n)
 		}
 	case rec.kind == layoutDefault && rec.spanOK():
 		kind := prefilter(rec.First[rec.msgOff:])
-		if kind == identNone {
+		if kind == identNone && !threadThenIdent(rec.First[rec.msgOff:]) {
 			return false
 		}
 		return p.parse(rec, ev, kind, LevelUnknown, 0)
@@ -134,11 +134,18 @@ func (p *Parser) parse(rec *Record, ev *Event, kind ident, l Level, n int) bool 
 		}
 	}
 	if kind == identNone {
-		if h.kind == layoutSpring || h.kind == layoutSimple {
+		if h.kind == layoutSpring || h.kind == layoutSimple || h.kind == layoutTTCC {
 			splitLogger(&h) // the message follows the logger in these layouts
 		}
-		if kind = prefilter(h.msg); kind == identNone {
-			return false
+		// A thread or logger the layout printed before the message: at
+		// most two ("[%t] [%c{1}] %m").
+		for i := 0; ; i++ {
+			if kind = prefilter(h.msg); kind != identNone {
+				break
+			}
+			if i == 2 || !peel(&h) {
+				return false
+			}
 		}
 	}
 	sameLogger := false // h.logger is p.lastLogger: no need to intern it
@@ -187,11 +194,10 @@ func (p *Parser) parse(rec *Record, ev *Event, kind ident, l Level, n int) bool 
 			p.lastLogger, p.lastLogB = ev.Logger, append(p.lastLogB[:0], ev.Logger...)
 		}
 	}
-	switch h.kind {
-	case layoutDefault, layoutStrimzi:
+	if len(h.ts) == brokerTSLen { // the broker's %d, or an ISO-8601 date without a zone
 		ev.Time, _ = p.ts.brokerTime(h.ts, p.loc)
-	case layoutSpring:
-		ev.Time, _ = p.ts.isoTime(h.ts, p.loc)
+	} else {
+		ev.Time, _ = p.ts.headerTime(h.ts, p.loc)
 	}
 	return true
 }

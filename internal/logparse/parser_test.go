@@ -193,6 +193,11 @@ var parseCases = []parseCase{
 		want(ISRExpand, LevelDebug, partitionLogger, 1, "t", 0, func(e *Event) { e.FromISR, e.ToISR = []int32{1, 3}, []int32{1, 3, 2} }),
 	},
 
+	{
+		"isr_shrink_committed/committed-first", line("DEBUG", "[Partition t-0 broker=1] Ignoring failed ISR update to PendingShrinkIsr(outOfSyncReplicaIds=Set(3), sentLeaderAndIsr=LeaderAndIsr(leader=1, leaderEpoch=0, isrWithBrokerEpoch=List(BrokerState(brokerId=1, brokerEpoch=12)), leaderRecoveryState=RECOVERED, partitionEpoch=3), leaderRecoveryState=RECOVERED, lastCommittedState=CommittedPartitionState(isr=Set(1, 3), leaderRecoveryState=RECOVERED)) since we have already updated state to CommittedPartitionState(isr=Set(1), leaderRecoveryState=RECOVERED)", partitionLogger), "",
+		want(ISRShrinkCommitted, LevelDebug, partitionLogger, 1, "t", 0, func(e *Event) { e.FromISR, e.ToISR = []int32{1, 3}, []int32{1} }),
+	},
+
 	// E8, four forms (+ 2.7).
 	{
 		"isr_update/2.8-3.0", line("INFO", "[Partition t-0 broker=1] ISR updated to 0,1 and version updated to [6]", partitionLogger), "",
@@ -430,7 +435,7 @@ func TestParseNotOurs(t *testing.T) {
 		{"transaction marker", line("INFO", "[Transaction Marker Request Completion Handler 1]: Sending txn-1's transaction marker for partition t-0 has failed with error org.apache.kafka.common.errors.NotEnoughReplicasException, retrying with current coordinator epoch 3", "kafka.coordinator.transaction.TransactionMarkerRequestCompletionHandler"), ""},
 		{"clean election", line("TRACE", "Setting new leader for topicId AMNt6PcpRZOktSh6v-u00A, partition 4 to 2 using a clean election", pcb), ""},
 		{"reset to local end offset", line("INFO", "[ReplicaFetcher replicaId=1, leaderId=3, fetcherId=0] Reset fetch offset for partition t-0 from 120 to the current local replica's end offset 110", fetcherLogger), ""},
-		{"ignored ISR shrink (counted from 'Shrinking ISR')", line("DEBUG", "[Partition t-0 broker=1] Ignoring failed ISR update to PendingShrinkIsr(outOfSyncReplicaIds=Set(3), sentLeaderAndIsr=LeaderAndIsr(leader=1, leaderEpoch=0, isrWithBrokerEpoch=List(BrokerState(brokerId=1, brokerEpoch=12)), leaderRecoveryState=RECOVERED, partitionEpoch=3), leaderRecoveryState=RECOVERED, lastCommittedState=CommittedPartitionState(isr=Set(1, 3), leaderRecoveryState=RECOVERED)) since we have already updated state to CommittedPartitionState(isr=Set(1), leaderRecoveryState=RECOVERED)", partitionLogger), ""},
+		{"ignored shrink that did not shrink the ISR", line("DEBUG", "[Partition t-0 broker=1] Ignoring failed ISR update to PendingShrinkIsr(outOfSyncReplicaIds=Set(3), lastCommittedState=CommittedPartitionState(isr=Set(1, 3), leaderRecoveryState=RECOVERED)) since we have already updated state to CommittedPartitionState(isr=Set(1, 3), leaderRecoveryState=RECOVERED)", partitionLogger), ""},
 		{"ignored expansion that did not grow the ISR", line("DEBUG", "[Partition t-0 broker=1] Ignoring failed ISR update to PendingExpandIsr(newInSyncReplicaId=2, lastCommittedState=CommittedPartitionState(isr=Set(1, 3), leaderRecoveryState=RECOVERED)) since we have already updated state to CommittedPartitionState(isr=Set(1), leaderRecoveryState=RECOVERED)", partitionLogger), ""},
 		{"no checkpoint", line("INFO", "[Partition t-0 broker=1] No checkpointed highwatermark is found for partition t-0", partitionLogger), ""},
 		{"continuation line", "\tat kafka.cluster.Partition.appendRecordsToLeader(Partition.scala:1)", ""},

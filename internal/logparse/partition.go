@@ -30,7 +30,7 @@ func (p *Parser) partition(ev *Event, m []byte) bool {
 		return logLoaded(ev, body)
 	case 'I':
 		if hasPrefix(body, "Ignoring failed ISR update to ") {
-			return p.expandCommittedFirst(ev, body)
+			return p.changeCommittedFirst(ev, body)
 		}
 		return p.isrUpdate(ev, body)
 	case 'E':
@@ -314,18 +314,19 @@ func (p *Parser) isrExpand(ev *Event, s []byte) bool {
 	return true
 }
 
-// expandCommittedFirst reads the DEBUG line a leader prints when the ISR
-// expansion it proposed was committed and reached it through the metadata
+// changeCommittedFirst reads the DEBUG line a leader prints when the ISR
+// change it proposed was committed and reached it through the metadata
 // before the AlterPartition answer: "Ignoring failed ISR update to
 // PendingExpandIsr(newInSyncReplicaId=2, …, lastCommittedState=
 // CommittedPartitionState(isr=Set(1), …)) since we have already updated state
 // to CommittedPartitionState(isr=Set(1, 2), …)". No "ISR updated to" INFO line
 // follows, so on KRaft brokers (seen on real 3.9.1 and 4.1.1) this is the only
-// trace of many expansions: it becomes an isr_expand from the last committed
-// ISR to the new one. Ignored shrinks are not ours: "Shrinking ISR" counted them.
-func (p *Parser) expandCommittedFirst(ev *Event, s []byte) bool {
+// trace of many changes: an expansion becomes an isr_expand, a shrink an
+// isr_shrink_committed, from the last committed ISR to the new one.
+func (p *Parser) changeCommittedFirst(ev *Event, s []byte) bool {
 	s, _ = cut(s, "Ignoring failed ISR update to ")
-	if !hasPrefix(s, "PendingExpandIsr(") {
+	expand := hasPrefix(s, "PendingExpandIsr(")
+	if !expand && !hasPrefix(s, "PendingShrinkIsr(") {
 		return false
 	}
 	proposal, committed, ok := bytes.Cut(s, []byte(" since we have already updated state to "))
@@ -349,11 +350,18 @@ func (p *Parser) expandCommittedFirst(ev *Event, s []byte) bool {
 		return false
 	}
 	n := len(p.fromTo)
-	if p.fromTo, _, ok = intList(p.fromTo, to); !ok || len(p.fromTo)-n <= n {
-		return false // not an expansion after all
+	if p.fromTo, _, ok = intList(p.fromTo, to); !ok {
+		return false
 	}
 	ev.FromISR, ev.ToISR = p.fromTo[:n:n], p.fromTo[n:]
-	ev.Type = ISRExpand
+	switch m := len(ev.ToISR); {
+	case expand && m > n:
+		ev.Type = ISRExpand
+	case !expand && m < n && m > 0:
+		ev.Type = ISRShrinkCommitted
+	default:
+		return false // not the change proposed after all
+	}
 	return true
 }
 

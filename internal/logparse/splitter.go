@@ -97,6 +97,10 @@ type Splitter struct {
 
 	line      int // physical lines pushed
 	malformed int64
+
+	uncolored []byte // a line with its ANSI color codes stripped
+	ecs       []byte // an EcsLayout record rewritten as a header line
+	ecsCont   []byte // and its continuation
 }
 
 // NewSplitter returns an empty Splitter.
@@ -128,7 +132,26 @@ func (s *Splitter) Push(line []byte) *Record {
 		s.malformed += int64(s.partialLines)
 		s.partial, s.partialLines = s.partial[:0], 0
 	}
+	if len(body) > 0 && body[0] == '{' {
+		var ok bool
+		if s.ecs, s.ecsCont, ok = ecsLine(s.ecs, s.ecsCont, body); ok {
+			rec := s.add(s.ecs, source, s.line, 1)
+			s.setCont(source, s.ecsCont)
+			return rec
+		}
+	}
 	return s.add(body, source, s.line, 1)
+}
+
+// setCont gives the record just begun for source the continuation cont
+// (an EcsLayout record carries its exception in its own line).
+func (s *Splitter) setCont(source, cont []byte) {
+	l := s.lane(source, true)
+	if !l.pending || len(cont) == 0 {
+		return
+	}
+	c := &l.bufs[l.cur]
+	c.cont, c.contLines = s.appendBounded(c.cont[:0], cont, MaxContBytes), 1
 }
 
 // appendBounded appends src to dst, keeping len(dst) ≤ limit; a cut counts
@@ -169,7 +192,14 @@ func (s *Splitter) lane(source []byte, header bool) *lane {
 // add files one logical line (n physical lines starting at lineNo) of a source.
 func (s *Splitter) add(body, source []byte, lineNo, n int) (rec *Record) {
 	var h header
-	if splitHeaderPrefix(body, &h) {
+	isHeader := splitHeaderPrefix(body, &h)
+	if !isHeader && bytes.IndexByte(body, esc) >= 0 {
+		// Color codes (a console appender's %highlight) hide the header.
+		s.uncolored = stripANSI(s.uncolored[:0], body)
+		body = s.uncolored
+		isHeader = splitHeaderPrefix(body, &h)
+	}
+	if isHeader {
 		l := s.lane(source, true)
 		if l.pending {
 			rec = l.bufs[l.cur].record(&s.out)

@@ -83,6 +83,18 @@ func (c *tsCache) at(sec, nanos int, loc *time.Location) time.Time {
 	return time.Unix(c.base+int64(sec), int64(nanos)).In(loc)
 }
 
+// headerTime reads a header's timestamp, broker-style or ISO-8601; an
+// empty one (slf4j-simple) is no time.
+func (c *tsCache) headerTime(s []byte, loc *time.Location) (time.Time, bool) {
+	switch {
+	case len(s) == 0:
+		return time.Time{}, false
+	case len(s) == brokerTSLen: // no zone: brokerTime reads a 'T' too
+		return c.brokerTime(s, loc)
+	}
+	return c.isoTime(s, loc)
+}
+
 // isoTime reads an ISO-8601 timestamp as printed by Spring Boot or
 // container runtimes. With a zone ('Z' or ±hh:mm) the instant is exact and
 // returned in UTC; without one it is read in loc like a broker timestamp.

@@ -67,17 +67,24 @@ type LogFile struct {
 	reachedEnd bool
 	backlog    uint64
 
+	// Records recognized as Kafka's (logparse.Record.Recognized), and the
+	// lines read since the last one: a file that reads lines but never
+	// such a record is in a layout the parser does not know.
+	nRecognized     uint64
+	sinceRecognized int
+	layoutUnknown   bool // warned, not recognized since
+
 	applied    tail.Mark // end of the last record whose effects are applied
 	appliedSet bool
 	nRecords   uint64 // records applied (events and the records between them)
 	nLines     uint64 // their physical lines
 
-	records, lines, malformed, future atomic.Uint64
-	skipped                           atomic.Uint64 // events skipped as applied before a restart
-	behind                            atomic.Int64  // bytes left to read at the last read
-	posMu                             sync.Mutex
-	pos                               tail.Position // published Position of applied, for the position file
-	hasPos                            bool
+	records, lines, malformed, future, recognized atomic.Uint64
+	skipped                                       atomic.Uint64 // events skipped as applied before a restart
+	behind                                        atomic.Int64  // bytes left to read at the last read
+	posMu                                         sync.Mutex
+	pos                                           tail.Position // published Position of applied, for the position file
+	hasPos                                        bool
 }
 
 // pending is one event read but not applied, with the records after it that
@@ -187,11 +194,23 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 		f.behindAt = now
 	}
 	f.malformed.Store(uint64(f.splitter.Malformed()+f.parser.Malformed()) - f.absorbed)
+	f.recognized.Store(f.nRecognized)
 	return f.linesRead > 0 || f.emitted > records
 }
 
+// unknownLayoutLines is how many lines in a row without a record recognized
+// as Kafka's make the file's layout unknown, for the WARN: a quiet broker's
+// few lines are nearly all Kafka's, and a GC log or a wrong file is not
+// declared after one line.
+const unknownLayoutLines = 200
+
 func (f *LogFile) line(b []byte) {
 	f.linesRead++
+	if f.sinceRecognized++; f.sinceRecognized == unknownLayoutLines && !f.layoutUnknown {
+		f.layoutUnknown = true
+		f.log.Warn("no line read is a Kafka log record in a layout the exporter knows: its events are not counted (see the README's supported layouts)",
+			"lines", unknownLayoutLines)
+	}
 	if f.afterFlush {
 		f.lineAfterFlush(b)
 	} else if rec := f.splitter.Push(b); rec != nil {
@@ -239,6 +258,9 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 	// are events, and an event is a few hundred bytes to copy.
 	p := f.slot()
 	isEvent := f.parser.ParseInto(rec, &p.ev)
+	if isEvent || rec.Recognized() {
+		f.recognize()
+	}
 	if f.skipUpTo != 0 && f.appliedBefore(isEvent, &p.ev, end) {
 		return
 	}
@@ -288,6 +310,17 @@ func (f *LogFile) appliedBefore(isEvent bool, ev *logparse.Event, end tail.Mark)
 	}
 	f.applied, f.appliedSet = end, true
 	return true
+}
+
+// recognize counts a record recognized as Kafka's, and logs a file whose
+// layout was unknown recognized again.
+func (f *LogFile) recognize() {
+	f.nRecognized++
+	f.sinceRecognized = 0
+	if f.layoutUnknown {
+		f.layoutUnknown = false
+		f.log.Info("Kafka log records recognized again")
+	}
 }
 
 // slot returns the entry just past the queue, reusing the queue's memory.
@@ -389,6 +422,10 @@ type FileStats struct {
 	Path      string
 	Records   uint64 // records applied (a header line plus its continuation lines)
 	Malformed uint64 // dropped: junk lines, orphan continuations, over-long lines, replication lines naming an impossible topic
+	// Recognized counts the records read that are Kafka's in a layout the
+	// parser knows (logparse.Record.Recognized): 0 while lines are read
+	// means an unknown layout.
+	Recognized uint64
 	// FutureTimestamps counts events stamped far in the future, ordered as
 	// the file's previous event (logparse.FileClock).
 	FutureTimestamps uint64
@@ -407,6 +444,7 @@ func (f *LogFile) Stats() FileStats {
 		Path:             f.Path,
 		Records:          f.records.Load(),
 		Malformed:        f.malformed.Load(),
+		Recognized:       f.recognized.Load(),
 		FutureTimestamps: f.future.Load(),
 		BehindBytes:      f.behind.Load(),
 		SkippedEvents:    f.skipped.Load(),

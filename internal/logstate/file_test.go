@@ -2,9 +2,12 @@ package logstate
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -115,5 +118,78 @@ func TestStoreBatchBoundsTheLockHold(t *testing.T) {
 	s.mu.Unlock()
 	if s.events[logparse.HWUpdate] != 2 {
 		t.Errorf("want 2 events applied, got %d", s.events[logparse.HWUpdate])
+	}
+}
+
+// A file whose lines are in a layout the parser does not know yields no
+// event, which alone looks like a quiet broker: the file's count of
+// records recognized as Kafka's tells them apart. A quiet broker's lines of
+// other loggers still count; a syslog-wrapped broker log does not.
+func TestLogFileCountsRecognizedRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  uint64
+	}{
+		{"quiet broker, default layout", []string{
+			"[2026-11-30 13:50:35,118] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=12] Generated 0 tombstone records while cleaning up group metadata in 0 milliseconds. (org.apache.kafka.coordinator.group.GroupCoordinatorShard)",
+			"[2026-11-30 13:51:35,118] INFO [RaftManager id=1] Completed transition to Unattached(epoch=5, voters=[1, 2, 3]) (org.apache.kafka.raft.QuorumState)",
+			"[2026-11-30 13:52:35,118] INFO Kafka version: 4.1.1 (org.apache.kafka.common.utils.AppInfoParser)",
+		}, 3},
+		{"syslog-wrapped", []string{
+			"Nov 30 13:50:33 broker-1 kafka[4242]: INFO [Partition orders-0 broker=1] ISR updated to 1,2  and version updated to 4",
+			"Nov 30 13:50:34 broker-1 kafka[4242]: INFO [RaftManager id=1] Completed transition",
+			"Nov 30 13:50:35 broker-1 kafka[4242]: INFO [GroupCoordinator id=1] Generated 0 tombstone records",
+		}, 0},
+		{"GC log", []string{
+			"[2026-11-30T13:50:33.555+0000][info][gc] GC(12) Pause Young (Normal) (G1 Evacuation Pause) 120M->30M(512M) 3.123ms",
+			"[2026-11-30T13:50:34.555+0000][info][gc] GC(13) Pause Young (Normal) (G1 Evacuation Pause) 121M->31M(512M) 3.001ms",
+		}, 0},
+		{"thread layout", []string{
+			"[2026-11-30 13:50:35,118] INFO  [group-coordinator-event-processor-0] [GroupCoordinator id=1 topic=__consumer_offsets partition=12] Generated 0 tombstone records (org.apache.kafka.coordinator.group.GroupCoordinatorShard)",
+			"[2026-11-30 13:50:36,118] INFO  [kafka-scheduler-1] [Partition orders-0 broker=1] ISR updated to 1,2  and version updated to 4 (kafka.cluster.Partition)",
+		}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "server.log")
+			var text string
+			for _, l := range tc.lines {
+				text += l + "\n"
+			}
+			if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f := NewLogFile(src, LogFileOptions{FromBeginning: true, Location: time.UTC, PollInterval: time.Nanosecond})
+			drain(NewStream(NewStore(nil), []*LogFile{f}, time.Nanosecond))
+			if st := f.Stats(); st.Lines != uint64(len(tc.lines)) || st.Recognized != tc.want {
+				t.Errorf("want %d lines, %d recognized, got %d lines, %d recognized", len(tc.lines), tc.want, st.Lines, st.Recognized)
+			}
+		})
+	}
+}
+
+// An unknown layout is a state: one WARN when a file has read
+// unknownLayoutLines lines without a Kafka record, one INFO when it reads one
+// again, nothing in between.
+func TestLogFileWarnsOnceOfAnUnknownLayout(t *testing.T) {
+	var text strings.Builder
+	for i := 0; i < 2*unknownLayoutLines; i++ {
+		fmt.Fprintf(&text, "Nov 30 13:50:%02d broker-1 kafka[4242]: INFO [Partition orders-0 broker=1] ISR updated to 1,2  and version updated to %d\n", i%60, i)
+	}
+	text.WriteString("[2026-11-30 13:51:00,000] INFO [Partition orders-0 broker=1] ISR updated to 1,2  and version updated to 999 (kafka.cluster.Partition)\n")
+	text.WriteString("[2026-11-30 13:51:01,000] INFO [Partition orders-0 broker=1] ISR updated to 1,2  and version updated to 1000 (kafka.cluster.Partition)\n")
+	src := filepath.Join(t.TempDir(), "server.log")
+	if err := os.WriteFile(src, []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	f := NewLogFile(src, LogFileOptions{
+		FromBeginning: true, Location: time.UTC, PollInterval: time.Nanosecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	drain(NewStream(NewStore(nil), []*LogFile{f}, time.Nanosecond))
+	out := logs.String()
+	if w, i := strings.Count(out, "level=WARN msg=\"no line read is a Kafka log record"), strings.Count(out, "level=INFO msg=\"Kafka log records recognized again\""); w != 1 || i != 1 {
+		t.Errorf("want one WARN and one INFO, got %d and %d:\n%s", w, i, out)
 	}
 }

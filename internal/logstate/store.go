@@ -326,7 +326,10 @@ func (s *Store) apply(ev *logparse.Event) {
 			c[Truncations]++
 		}
 	case logparse.AlterPartitionFailed:
+		// The controller refused the proposal: nothing is pending until the
+		// leader proposes again.
 		c[AlterPartitionFailures]++
+		p.shrinkPending = false
 	case logparse.LogLoaded:
 		p.setHW(ev.HW)
 	case logparse.HWNonMonotonic:
@@ -346,7 +349,7 @@ func (s *Store) apply(ev *logparse.Event) {
 	case logparse.ISRUpdate:
 		p.leader = true
 		p.isrSize, p.isrAt, p.shrinkPending = len(ev.ISR), wall, false
-	case logparse.ISRExpand:
+	case logparse.ISRExpand, logparse.ISRShrinkCommitted:
 		// Logged by the leader; on KRaft often its only line for the new ISR.
 		p.leader = true
 		p.isrSize, p.isrAt, p.shrinkPending = len(ev.ToISR), wall, false

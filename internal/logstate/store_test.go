@@ -371,3 +371,27 @@ func TestStoreLogDirs(t *testing.T) {
 		t.Errorf("want at most %d directories, got %d", maxLogDirs, len(snap.LogDirs))
 	}
 }
+
+// A shrink the controller rejected never changed Kafka's ISR: it is no
+// shrink, and no longer pending; the commit that follows a retry counts it.
+func TestStoreCountsShrinkOnCommit(t *testing.T) {
+	const rejected = "[2026-11-30 10:00:0%s,000] DEBUG [Partition %s broker=1] Failed to alter partition to PendingShrinkIsr(outOfSyncReplicaIds=Set(2, 3), sentLeaderAndIsr=LeaderAndIsr(leader=1, leaderEpoch=0, isrWithBrokerEpoch=List(BrokerState(brokerId=1, brokerEpoch=5)), leaderRecoveryState=RECOVERED, partitionEpoch=4), leaderRecoveryState=RECOVERED, lastCommittedState=CommittedPartitionState(isr=Set(1, 2, 3), leaderRecoveryState=RECOVERED)) because the partition epoch is invalid. Partition state may be out of sync, awaiting new the latest metadata. (kafka.cluster.Partition)"
+	s := NewStore(nil)
+	counters := func() Counters { return partitions(s)[logparse.PartitionKey{Topic: "orders", Partition: 0}].Counters }
+	applyLines(t, s, line(isrUpd, "1", "orders-0", "1,2,3", "5"), line(shrinking, "2", "orders-0"), line(rejected, "3", "orders-0"))
+	if c := counters(); c[ISRShrinks] != 0 || c[AlterPartitionFailures] != 1 {
+		t.Errorf("want a rejected shrink not counted as a shrink (one failure), got %d shrinks, %d failures", c[ISRShrinks], c[AlterPartitionFailures])
+	}
+	s.ObserveISR("orders", 0, 3)
+	if s.PendingISRShrink("orders", 0) {
+		t.Error("want no pending shrink once the controller rejected it")
+	}
+	applyLines(t, s, line(shrinking, "4", "orders-0"))
+	if c := counters(); c[ISRShrinks] != 0 {
+		t.Errorf("want a proposed shrink not counted before its commit, got %d", c[ISRShrinks])
+	}
+	applyLines(t, s, line(isrUpd, "5", "orders-0", "1", "6"))
+	if c := counters(); c[ISRShrinks] != 1 {
+		t.Errorf("want the committed shrink counted once, got %d", c[ISRShrinks])
+	}
+}

@@ -154,7 +154,7 @@ func Families() []*exposition.Family {
 	fams := append([]*exposition.Family(nil), logCounterFamilies[:]...)
 	fams = append(fams, logHWFamily, logEventsFamily, logLastEventFamily,
 		logPartitionsFamily, logPartitionsRefusedFamily, logDirOfflineFamily,
-		fileRecordsFamily, fileMalformedFamily, fileLinesFamily, fileBytesFamily, fileRotationsFamily,
+		fileRecordsFamily, fileMalformedFamily, fileLinesFamily, fileRecognizedFamily, fileBytesFamily, fileRotationsFamily,
 		fileTruncationsFamily, filePositionFamily, fileLastReadFamily, fileOpenFamily, fileErrorFamily, fileErrorsFamily)
 	fams = append(fams, streamFamilies()...)
 	fams = append(fams,

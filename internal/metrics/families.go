@@ -39,10 +39,12 @@ var logCounterFamilies = sparseAll([logstate.NumCounters]*exposition.Family{
 		WithDoc("From `Not increasing HWM because partition is under min ISR` (kafka.cluster.Partition, TRACE, Kafka ≥ 3.7).").
 		RollsUp(exposition.Sum, ""),
 	logstate.ISRShrinks: exposition.NewFamily("partition_isr_shrinks_total",
-		"ISR shrinks seen in this broker's log or, in leader scope, in Metadata.",
+		"Committed ISR shrinks seen in this broker's log or, in leader scope, in Metadata.",
 		exposition.Counter, partitionLabels...).
-		WithDoc("From the leader's `Shrinking ISR from … to …`, or an `ISR updated to …` with fewer members than the ISR known before "+
-			"(kafka.cluster.Partition, INFO).").
+		WithDoc("From an `ISR updated to …` with fewer members than the ISR known before (kafka.cluster.Partition, INFO), the leader's "+
+			"`Shrinking ISR from … to …` telling that ISR, or `Ignoring failed ISR update to PendingShrinkIsr … since we have already updated state to …` (DEBUG). "+
+			"A `Shrinking ISR` alone only proposes the shrink: one the controller rejects (`Failed to alter partition to …`, counted in "+
+			"`kafka_replication_partition_alter_partition_failures_total`) or never answers is not counted; meanwhile the stall cause `isr_shrink_pending` shows it.").
 		RollsUp(exposition.Sum, ""),
 	logstate.ISRExpands: exposition.NewFamily("partition_isr_expands_total",
 		"Committed ISR expansions seen in this broker's log or, in leader scope, in Metadata.",
@@ -162,6 +164,13 @@ var (
 		"Physical lines read.",
 		exposition.Counter, "file").
 		WithDoc("Counted as their record is applied, so that a line read again after a restart (the last record, held for its continuation lines) counts once.")
+	fileRecognizedFamily = exposition.NewFamily("log_records_recognized_total",
+		"Log records read that Kafka logged in a layout the exporter knows.",
+		exposition.Counter, "file").
+		WithDoc("A record whose header (date, level) is in a supported layout and whose message starts with one of Kafka's bracketed ident prefixes " +
+			"(`[Partition …] `, `[GroupCoordinator id=1] `, …) or names a Kafka logger, whether or not it is a replication event. " +
+			"Lines read while this stays flat mean a layout the exporter does not know: its events are lost " +
+			"(`KafkaReplicationExporterLogLayoutUnknown`; a WARN after 200 lines in a row without one, once per change).")
 	fileBytesFamily       = exposition.NewFamily("log_bytes_total", "Bytes read.", exposition.Counter, "file")
 	fileRotationsFamily   = exposition.NewFamily("log_file_rotations_total", "Rename+create rotations followed (log4j's hourly roll).", exposition.Counter, "file")
 	fileTruncationsFamily = exposition.NewFamily("log_file_truncations_total", "copytruncate-style truncations detected (reading restarted at offset 0).",

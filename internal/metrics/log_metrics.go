@@ -173,6 +173,7 @@ func fileTable(files []logstate.FileStats) *exposition.Table {
 			counter(fileRecordsFamily, func(st *logstate.FileStats) uint64 { return st.Records }),
 			counter(fileMalformedFamily, func(st *logstate.FileStats) uint64 { return st.Malformed }),
 			counter(fileLinesFamily, func(st *logstate.FileStats) uint64 { return st.Lines }),
+			counter(fileRecognizedFamily, func(st *logstate.FileStats) uint64 { return st.Recognized }),
 			counter(fileBytesFamily, func(st *logstate.FileStats) uint64 { return st.Bytes }),
 			counter(fileRotationsFamily, func(st *logstate.FileStats) uint64 { return st.Rotations }),
 			counter(fileTruncationsFamily, func(st *logstate.FileStats) uint64 { return st.Truncations }),

@@ -96,7 +96,7 @@ func TestLogMetrics(t *testing.T) {
 	)
 	got := scrapeText(t, exposition.TableSource(NewLogMetrics(s, nil, LogMetricsOptions{PartitionLabels: true, LeaderGauges: true}).Tables))
 	for name, want := range map[string]string{
-		"kafka_replication_partition_isr_shrinks_total": `# HELP kafka_replication_partition_isr_shrinks_total ISR shrinks seen in this broker's log or, in leader scope, in Metadata.
+		"kafka_replication_partition_isr_shrinks_total": `# HELP kafka_replication_partition_isr_shrinks_total Committed ISR shrinks seen in this broker's log or, in leader scope, in Metadata.
 # TYPE kafka_replication_partition_isr_shrinks_total counter
 kafka_replication_partition_isr_shrinks_total{partition="0",topic="orders"} 1
 `, // sparse: the partitions without a shrink have no series
@@ -140,7 +140,7 @@ func TestLogMetricsRollup(t *testing.T) {
 		line(hwUpd, "3", "orders-0", "5", "8"),
 	)
 	got := scrapeText(t, exposition.TableSource(NewLogMetrics(s, nil, LogMetricsOptions{PartitionLabels: false, LeaderGauges: true}).Tables))
-	want := `# HELP kafka_replication_partition_isr_shrinks_total ISR shrinks seen in this broker's log or, in leader scope, in Metadata.
+	want := `# HELP kafka_replication_partition_isr_shrinks_total Committed ISR shrinks seen in this broker's log or, in leader scope, in Metadata.
 # TYPE kafka_replication_partition_isr_shrinks_total counter
 kafka_replication_partition_isr_shrinks_total{topic="orders"} 2
 `

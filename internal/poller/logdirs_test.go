@@ -155,9 +155,10 @@ func TestLogDirs(t *testing.T) {
 	}
 }
 
-// TestLogDirsDroppedWithTheTopics: after Metadata has failed for the grace
-// period, the log directories go with the partition series.
-func TestLogDirsDroppedWithTheTopics(t *testing.T) {
+// TestLogDirsDroppedWhenMetadataFails: a refresh without Metadata asks no
+// broker for its log directories, so none is exported, not the last answer
+// ("online") for the grace period the partition series get.
+func TestLogDirsDroppedWhenMetadataFails(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", nil, 0)
 	f.SetLogDirs(map[int32]fakekafka.LogDirs{0: {Dirs: map[string]int16{"/data/a": 0}}})
@@ -166,7 +167,11 @@ func TestLogDirsDroppedWithTheTopics(t *testing.T) {
 	expect(t, "first refresh", logDirsOf(a.Snapshot()), "0:/data/a=false")
 	f.C.Close()
 	a.refresh(context.Background())
-	expect(t, "within the grace period", logDirsOf(a.Snapshot()), "0:/data/a=false")
+	s := a.Snapshot()
+	expect(t, "within the grace period", logDirsOf(s), "")
+	if len(s.Topics) == 0 || s.LogDirs == nil {
+		t.Errorf("within the grace period: want the topics kept and the read still on, got %d topics, log dirs %v", len(s.Topics), s.LogDirs)
+	}
 	clock.Advance(time.Minute)
 	a.refresh(context.Background())
 	expect(t, "after it", logDirsOf(a.Snapshot()), "")

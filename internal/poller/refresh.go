@@ -138,18 +138,21 @@ func (f *refresher) staleAfter() time.Duration {
 
 // failed is the snapshot after a refresh without metadata. The last
 // partition series are kept for a grace period (up=0 and the refresh
-// timestamp say how stale), then dropped.
+// timestamp say how stale), then dropped. The log directories go at once:
+// no broker was asked, and an old "online" must not stand for an answer.
 func (f *refresher) failed(last *Snapshot, started time.Time, brokers []BrokerStatus) *Snapshot {
 	next := *last
 	next.Up = false
 	next.Duration = time.Since(started)
 	next.Brokers = brokers
+	if next.LogDirs != nil {
+		next.LogDirs = []LogDir{} // the read is on: none, rather than off
+	}
 	if len(next.Topics) > 0 && f.now().Sub(next.LastSuccess) >= f.staleAfter() {
 		f.logger.Warn("No successful Kafka admin refresh for a while; dropping the partition series until one succeeds",
 			"last_success", next.LastSuccess, "grace", f.staleAfter())
 		next.Topics = nil
 		next.Groups, next.StableOffsets = nil, nil // their partitions go with the topics
-		next.LogDirs = nil
 	}
 	return &next
 }
@@ -235,9 +238,12 @@ func (f *refresher) dropOwn(snap *Snapshot) *Snapshot {
 
 // dropPartitions takes every partition series out of snap: the partitions,
 // their LSOs and the consumer groups' positions on them (a group's state and
-// members stay: they come from its coordinator).
+// members stay: they come from its coordinator). The groups are copied
+// first: after a failed refresh they are the published snapshot's, which
+// scrapes may be reading.
 func dropPartitions(snap *Snapshot) {
 	snap.Topics, snap.StableOffsets = nil, nil
+	snap.Groups = slices.Clone(snap.Groups) // nil stays nil: the collector off
 	for i := range snap.Groups {
 		snap.Groups[i].Partitions = nil
 	}

@@ -171,11 +171,12 @@ func pickAddr(port int, what string, notes *[]string) (string, error) {
 		l.Close()
 		return want, nil
 	}
-	if l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+	// A port below the ephemeral range: no outgoing connection takes it
+	// before the process binds it.
+	got, err := harness.ListenAddr()
+	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	got := l.Addr().String()
 	*notes = append(*notes, fmt.Sprintf("port %d is taken: %s listens on %s instead", port, what, got))
 	return got, nil
 }
