@@ -1,5 +1,3 @@
-// Package fakekafka is an in-process Kafka (kfake) with the hooks the admin
-// poller's tests need. Only tests import it.
 package fakekafka
 
 import (
