@@ -51,36 +51,6 @@ func NewAdminMetrics(src AdminSnapshots, series PartitionSeries) *AdminMetrics {
 	return &AdminMetrics{src: src, series: series}
 }
 
-// partitionColumns are the per-partition admin families, each read straight
-// from the snapshot's partition (ok false where it has no value). A new one
-// is a family in admin_families.go and a line here.
-var partitionColumns = []exposition.RowColumn[*poller.Partition]{
-	{Family: replicasFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.Replicas), true }},
-	{Family: isrFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.ISR), true }},
-	{Family: underReplicatedFamily, Value: func(p *poller.Partition) (float64, bool) { return b2f(p.UnderReplicated()), true }},
-	{Family: minISRFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.MinISR), p.MinISR > 0 }},
-	{Family: underMinISRFamily, Value: func(p *poller.Partition) (float64, bool) { return b2f(p.UnderMinISR()), p.MinISR > 0 }},
-	{Family: atMinISRFamily, Value: func(p *poller.Partition) (float64, bool) { return b2f(p.AtMinISR()), p.MinISR > 0 }},
-	{Family: headroomFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.ISR - p.MinISR), p.MinISR > 0 }},
-	{Family: leaderFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.Leader), true }},
-	{Family: leaderEpochFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.LeaderEpoch), true }},
-	{Family: hwFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.HW), p.HWKnown }},
-	{Family: lastAdvanceFamily, Value: func(p *poller.Partition) (float64, bool) { return unixSeconds(p.LastAdvance), p.Stalled }},
-	{Family: leoFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.LEO), p.LEOKnown }},
-	{Family: stalledFamily, Value: func(p *poller.Partition) (float64, bool) { return b2f(p.Stalled), p.HWKnown && p.LEOKnown }},
-	{Family: regressionsFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.Regressions), true }},
-	{Family: elrFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.ELR), p.ELRKnown }},
-	{Family: lastKnownELRFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.LastKnownELR), p.ELRKnown }},
-	{Family: reassigningFamily, Value: func(p *poller.Partition) (float64, bool) { return b2f(p.Reassigning), p.ReassignmentKnown }},
-	{Family: urpByMoveFamily, Value: func(p *poller.Partition) (float64, bool) {
-		return b2f(p.UnderReplicatedByReassignment), p.ReassignmentKnown
-	}},
-	// Only while a reassignment runs: zero on almost every partition almost
-	// always, they would double the series for nothing.
-	{Family: reassignAddingFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.AddingReplicas), p.Reassigning }},
-	{Family: reassignRemovingFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.RemovingReplicas), p.Reassigning }},
-}
-
 // adminScrape is one scrape's view of a snapshot's partitions, pooled
 // between scrapes. Its tables lay it out (list) only when one of their
 // families is written.
@@ -207,12 +177,7 @@ func (m *AdminMetrics) rollup(s *poller.Snapshot) *exposition.Table {
 
 // refreshTable is the refresh itself: one row, no labels.
 func refreshTable(s *poller.Snapshot) *exposition.Table {
-	return &exposition.Table{Rows: 1, Columns: []exposition.Column{
-		{Family: upFamily, Value: func(int) (float64, bool) { return b2f(s.Up), true }},
-		{Family: lastRefreshFamily, Value: func(int) (float64, bool) { return unixSeconds(s.LastSuccess), !s.LastSuccess.IsZero() }},
-		{Family: refreshDurationFamily, Value: func(int) (float64, bool) { return s.Duration.Seconds(), true }},
-		{Family: brokerIdentifiedFamily, Value: func(int) (float64, bool) { return b2f(s.BrokerIdentified), s.LeaderScope }},
-	}}
+	return exposition.RowTable([]*poller.Snapshot{s}, func(*poller.Snapshot, []string) {}, refreshColumns)
 }
 
 // requestErrorTable lists every request the poller sends, with zero before

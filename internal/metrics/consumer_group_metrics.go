@@ -48,13 +48,6 @@ func groupTables(s *poller.Snapshot) []*exposition.Table {
 	}}
 }
 
-// stableOffsetColumns are the per-partition LSO families.
-var stableOffsetColumns = []exposition.RowColumn[*poller.StableOffset]{
-	{Family: lsoFamily, Value: func(o *poller.StableOffset) (float64, bool) { return float64(o.LSO), true }},
-	{Family: lsoLagSecondsFamily, Value: func(o *poller.StableOffset) (float64, bool) { return o.LagSeconds, o.HWKnown }},
-	{Family: lsoStalledFamily, Value: func(o *poller.StableOffset) (float64, bool) { return b2f(o.Stalled), o.HWKnown }},
-}
-
 // stableOffsetTables are the LSO tables with partition labels: a row per
 // exported partition whose LSO was read or, with unhealthy (non-nil: the
 // scrape's set of unhealthy partitions), per unhealthy one (a stalled LSO
@@ -128,23 +121,6 @@ func stableOffsetRollup(s *poller.Snapshot, unhealthy map[partitionKey]bool) *ex
 		ends = append(ends, len(rows))
 	}
 	return exposition.RollupTable(rows, ends, topics, stableOffsetColumns)
-}
-
-// groupPartitionRow is one group's position on one partition.
-type groupPartitionRow struct {
-	group string
-	p     *poller.GroupPartition
-}
-
-// groupPartitionColumns are the per group and partition families.
-var groupPartitionColumns = []exposition.RowColumn[groupPartitionRow]{
-	{Family: groupCommittedFamily, Value: func(r groupPartitionRow) (float64, bool) { return float64(r.p.Committed), true }},
-	{Family: groupLagFamily, Value: func(r groupPartitionRow) (float64, bool) { return float64(r.p.LagToHW), r.p.HWKnown }},
-	{Family: groupAboveHWFamily, Value: func(r groupPartitionRow) (float64, bool) { return float64(r.p.AboveHW), r.p.AboveHWKnown }},
-	{Family: groupStarvedPFamily, Value: func(r groupPartitionRow) (float64, bool) {
-		return b2f(r.p.StarvedByReplication), r.p.AboveHWKnown
-	}},
-	{Family: groupLagSecondsFamily, Value: func(r groupPartitionRow) (float64, bool) { return r.p.LagSeconds, r.p.LagSecondsKnown }},
 }
 
 // groupPartitionValues are a row's values of groupPartitionLabels.

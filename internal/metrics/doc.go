@@ -8,17 +8,25 @@
 // snapshots) and internal/logparse (the event types); internal/exposition
 // never imports it.
 //
-// A family is declared once, as an *exposition.Family in the descriptor
-// list (families.go, admin_families.go, ...); Families lists them all, for
-// the README table. Each source snapshots its state and returns one table
-// per label set, a column per family (see package exposition for Table,
-// RowTable and RollupTable).
+// A family is declared once, where its value is read: a family of a column
+// table (partitionColumns, refreshColumns, fileColumns, groupPartitionColumns,
+// stableOffsetColumns, indexed by logstate.Counter for logCounterFamilies)
+// is one entry holding its declaration (name, HELP, TYPE, labels, rollup)
+// and its value function; a family that is the one column of a table built
+// per scrape is a variable listed in its file's list (adminFamilies,
+// logFamilies, ...). Families, for the README tables and the golden checks,
+// is derived from the declarations list (declarations.go), which names each
+// list once. Each source snapshots its state and returns one table per label
+// set, a column per family (see package exposition for Table, RowTable and
+// RollupTable).
 //
 // The log half (log_metrics.go) and the admin half (admin_metrics.go) are
 // both TableSources; the registry holds only the build info, Go and process
 // collectors, which exposition.WriteText merges in by family name.
 //
 // Each file uses only the files listed before it: values.go (label values and
-// value helpers), families.go and admin_families.go (the declarations),
-// log_metrics.go and admin_metrics.go (the sources).
+// value helpers); families.go, stream_families.go, admin_families.go,
+// consumer_group_families.go and position_families.go (the declarations);
+// declarations.go (Families); log_metrics.go, admin_metrics.go and the
+// other sources.
 package metrics

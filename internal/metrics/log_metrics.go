@@ -162,32 +162,13 @@ func eventTable(snap *logstate.Snapshot) *exposition.Table {
 	}
 }
 
+// fileTable has a row per log file followed, a column each of fileColumns.
 func fileTable(files []logstate.FileStats) *exposition.Table {
-	counter := func(f *exposition.Family, v func(st *logstate.FileStats) uint64) exposition.Column {
-		return exposition.Column{Family: f, Value: func(row int) (float64, bool) { return float64(v(&files[row])), true }}
+	rows := make([]*logstate.FileStats, len(files))
+	for i := range files {
+		rows[i] = &files[i]
 	}
-	return &exposition.Table{
-		Rows:   len(files),
-		Labels: func(row int, values []string) { values[0] = files[row].Path },
-		Columns: []exposition.Column{
-			counter(fileRecordsFamily, func(st *logstate.FileStats) uint64 { return st.Records }),
-			counter(fileMalformedFamily, func(st *logstate.FileStats) uint64 { return st.Malformed }),
-			counter(fileLinesFamily, func(st *logstate.FileStats) uint64 { return st.Lines }),
-			counter(fileRecognizedFamily, func(st *logstate.FileStats) uint64 { return st.Recognized }),
-			counter(fileBytesFamily, func(st *logstate.FileStats) uint64 { return st.Bytes }),
-			counter(fileRotationsFamily, func(st *logstate.FileStats) uint64 { return st.Rotations }),
-			counter(fileTruncationsFamily, func(st *logstate.FileStats) uint64 { return st.Truncations }),
-			counter(filePartialTruncationsFamily, func(st *logstate.FileStats) uint64 { return st.PartialTruncations }),
-			counter(fileFutureTimestampsFamily, func(st *logstate.FileStats) uint64 { return st.FutureTimestamps }),
-			counter(fileSkippedEventsFamily, func(st *logstate.FileStats) uint64 { return st.SkippedEvents }),
-			{Family: fileBehindFamily, Value: func(row int) (float64, bool) { return float64(files[row].BehindBytes), true }},
-			{Family: filePositionFamily, Value: func(row int) (float64, bool) { return float64(files[row].Offset), true }},
-			{Family: fileLastReadFamily, Value: func(row int) (float64, bool) {
-				return unixSeconds(files[row].LastRead), !files[row].LastRead.IsZero()
-			}},
-			{Family: fileOpenFamily, Value: func(row int) (float64, bool) { return b2f(files[row].Ready), true }},
-		},
-	}
+	return exposition.RowTable(rows, func(st *logstate.FileStats, values []string) { values[0] = st.Path }, fileColumns)
 }
 
 // streamTable is the stream's progress: one row, no labels.

@@ -21,9 +21,7 @@ var (
 )
 
 // positionFamilies lists the position file's families, for Families.
-func positionFamilies() []*exposition.Family {
-	return []*exposition.Family{positionSaveErrorsFamily, positionLoadProblemsFamily}
-}
+var positionFamilies = []*exposition.Family{positionSaveErrorsFamily, positionLoadProblemsFamily}
 
 // PositionTables renders a position store's health (a TableSource).
 func PositionTables(s *tail.PositionStore) exposition.TableSource {
