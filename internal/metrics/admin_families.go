@@ -11,29 +11,21 @@ import (
 
 // refreshColumns are the refresh itself: one row, no labels.
 var refreshColumns = []exposition.RowColumn[*poller.Snapshot]{
-	{
-		Family: exposition.NewFamily("up", "1 if the last Metadata request to Kafka succeeded, 0 if no broker answered.", exposition.Gauge),
-		Value:  func(s *poller.Snapshot) (float64, bool) { return b2f(s.Up), true },
-	},
-	{
-		Family: exposition.NewFamily("last_refresh_timestamp_seconds", "Unix time of the last successful admin API refresh (Metadata answered).",
-			exposition.Gauge),
-		Value: func(s *poller.Snapshot) (float64, bool) { return unixSeconds(s.LastSuccess), !s.LastSuccess.IsZero() },
-	},
-	{
-		Family: exposition.NewFamily("refresh_duration_seconds", "Wall time the last admin API refresh took (Metadata, DescribeConfigs, ListOffsets).",
-			exposition.Gauge),
-		Value: func(s *poller.Snapshot) (float64, bool) { return s.Duration.Seconds(), true },
-	},
+	column(exposition.NewFamily("up", "1 if the last Metadata request to Kafka succeeded, 0 if no broker answered.", exposition.Gauge),
+		func(s *poller.Snapshot) (float64, bool) { return b2f(s.Up), true }),
+	column(exposition.NewFamily("last_refresh_timestamp_seconds", "Unix time of the last successful admin API refresh (Metadata answered).",
+		exposition.Gauge),
+		func(s *poller.Snapshot) (float64, bool) { return unixSeconds(s.LastSuccess), !s.LastSuccess.IsZero() }),
+	column(exposition.NewFamily("refresh_duration_seconds", "Wall time the last admin API refresh took (Metadata, DescribeConfigs, ListOffsets).",
+		exposition.Gauge),
+		func(s *poller.Snapshot) (float64, bool) { return s.Duration.Seconds(), true }),
 	// Whether the sidecar knows which broker it runs beside: in leader scope
 	// it exports no partition series until it does.
-	{
-		Family: exposition.NewFamily("broker_identified",
-			"1 if this sidecar knows its own broker's id (--kafka.broker-id, the id its log lines name, or its --kafka.server among the advertised addresses), 0 if not.",
-			exposition.Gauge).
-			WithDoc("Leader scope only, where at 0 no partition series is exported: set `--kafka.broker-id` (alert `KafkaReplicationExporterBrokerUnidentified`)."),
-		Value: func(s *poller.Snapshot) (float64, bool) { return b2f(s.BrokerIdentified), s.LeaderScope },
-	},
+	column(exposition.NewFamily("broker_identified",
+		"1 if this sidecar knows its own broker's id (--kafka.broker-id, the id its log lines name, or its --kafka.server among the advertised addresses), 0 if not.",
+		exposition.Gauge).
+		WithDoc("Leader scope only, where at 0 no partition series is exported: set `--kafka.broker-id` (alert `KafkaReplicationExporterBrokerUnidentified`)."),
+		func(s *poller.Snapshot) (float64, bool) { return b2f(s.BrokerIdentified), s.LeaderScope }),
 }
 
 // The poller's counters and the per-topic and per-broker readings.
@@ -67,141 +59,105 @@ const absentUnanswered = "Absent when the leader did not answer the last refresh
 // --no-collector.partition-labels where one makes sense (leader, leader
 // epoch, min ISR and last advance have none).
 var partitionColumns = []exposition.RowColumn[*poller.Partition]{
-	{
-		Family: exposition.NewFamily("partition_replicas",
-			"Assigned replicas of the partition (Metadata).",
-			exposition.Gauge, partitionLabels...).
-			RollsUp(exposition.Sum, "Sum of assigned replicas over the topic's exported partitions (Metadata)."),
-		Value: func(p *poller.Partition) (float64, bool) { return float64(p.Replicas), true },
-	},
-	{Family: isrFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.ISR), true }},
-	{
-		Family: exposition.NewFamily("partition_under_replicated",
-			"1 if the ISR is smaller than the replica set (Metadata).",
-			exposition.Gauge, partitionLabels...).
-			RollsUp(exposition.Sum, "Number of the topic's exported partitions with ISR smaller than the replica set.").MarkSparse(),
-		Value: func(p *poller.Partition) (float64, bool) { return b2f(p.UnderReplicated()), true },
-	},
-	{
-		Family: exposition.NewFamily("partition_min_insync_replicas",
-			"Effective min.insync.replicas of the partition: min(topic config from DescribeConfigs, replication factor).",
-			exposition.Gauge, partitionLabels...),
-		Value: func(p *poller.Partition) (float64, bool) { return float64(p.MinISR), p.MinISR > 0 },
-	},
-	{
-		Family: exposition.NewFamily("partition_under_min_isr",
-			"1 if the ISR is below the effective min.insync.replicas: acks=all produce fails and the HW cannot advance.",
-			exposition.Gauge, partitionLabels...).
-			RollsUp(exposition.Sum, "Number of the topic's exported partitions with ISR below the effective min.insync.replicas.").MarkSparse(),
-		Value: func(p *poller.Partition) (float64, bool) { return b2f(p.UnderMinISR()), p.MinISR > 0 },
-	},
-	{
-		Family: exposition.NewFamily("partition_at_min_isr",
-			"1 if the ISR is exactly the effective min.insync.replicas while RF is larger: one more loss blocks acks=all.",
-			exposition.Gauge, partitionLabels...).
-			RollsUp(exposition.Sum, "Number of the topic's exported partitions with ISR exactly at the effective min.insync.replicas while RF is larger.").MarkSparse(),
-		Value: func(p *poller.Partition) (float64, bool) { return b2f(p.AtMinISR()), p.MinISR > 0 },
-	},
-	{
-		Family: exposition.NewFamily("partition_isr_headroom",
-			"ISR size minus effective min.insync.replicas (negative = under min ISR).",
-			exposition.Gauge, partitionLabels...).
-			RollsUp(exposition.Min, "Smallest ISR minus effective min.insync.replicas among the topic's exported partitions.").MarkDerived(),
-		Value: func(p *poller.Partition) (float64, bool) { return float64(p.ISR - p.MinISR), p.MinISR > 0 },
-	},
-	{
-		Family: exposition.NewFamily("partition_leader",
-			"Broker id of the partition leader from Metadata, -1 when the partition is offline.",
-			exposition.Gauge, partitionLabels...),
-		Value: func(p *poller.Partition) (float64, bool) { return float64(p.Leader), true },
-	},
-	{Family: leaderEpochFamily, Value: func(p *poller.Partition) (float64, bool) { return float64(p.LeaderEpoch), true }},
-	{
-		Family: exposition.NewFamily("partition_high_watermark",
-			"High watermark of the partition (ListOffsets LATEST, read_uncommitted, sent to the leader).",
-			exposition.Gauge, partitionLabels...).
-			WithDoc(absentUnanswered).
-			RollsUpAlways(exposition.Sum, "Sum of high watermarks over the topic's exported partitions whose leader answered."),
-		Value: func(p *poller.Partition) (float64, bool) { return float64(p.HW), p.HWKnown },
-	},
-	{
-		Family: exposition.NewFamily("partition_high_watermark_last_advance_timestamp_seconds",
-			"Unix time the poller last saw the high watermark change (ListOffsets LATEST), exported only while it is stalled.",
-			exposition.Gauge, partitionLabels...).
-			WithDoc("`time() -` it is how long consumers have seen nothing new."),
-		Value: func(p *poller.Partition) (float64, bool) { return unixSeconds(p.LastAdvance), p.Stalled },
-	},
-	{
-		Family: exposition.NewFamily("partition_log_end_offset",
-			"Log end offset of the partition's leader (ListOffsets LATEST with the debug replica id -2).",
-			exposition.Gauge, partitionLabels...).
-			WithDoc(absentUnanswered).
-			RollsUpAlways(exposition.Sum, "Sum of leader log end offsets over the topic's exported partitions whose leader answered."),
-		Value: func(p *poller.Partition) (float64, bool) { return float64(p.LEO), p.LEOKnown },
-	},
-	{
-		Family: exposition.NewFamily("partition_high_watermark_stalled",
-			"1 if the LEO is ahead of the HW and no refresh for --stall.threshold saw the HW advance or catch up, whatever the ISR (KAFKA-15583).",
-			exposition.Gauge, partitionLabels...).
-			WithDoc(absentUnanswered).
-			RollsUpAlways(exposition.Sum, "Number of the topic's exported partitions whose high watermark is stalled.").MarkSparse(),
-		Value: func(p *poller.Partition) (float64, bool) { return b2f(p.Stalled), p.HWKnown && p.LEOKnown },
-	},
-	{
-		Family: exposition.NewFamily("partition_high_watermark_regressions_total",
-			"High watermark decreases seen between polls for the same topic id (a re-created topic does not count).",
-			exposition.Counter, partitionLabels...).
-			RollsUp(exposition.Sum, "Sum of high watermark decreases over the topic's exported partitions.").MarkSparse(),
-		Value: func(p *poller.Partition) (float64, bool) { return float64(p.Regressions), true },
-	},
-	{
-		Family: exposition.NewFamily("partition_eligible_leader_replicas",
-			"Eligible leader replicas of the partition (KIP-966, DescribeTopicPartitions).",
-			exposition.Gauge, partitionLabels...).
-			WithDoc("Replicas outside the ISR that the controller can still elect without losing committed records; absent where the cluster has no ELR.").
-			RollsUp(exposition.Sum, "Sum of eligible leader replicas over the topic's exported partitions (KIP-966).").MarkSparse(),
-		Value: func(p *poller.Partition) (float64, bool) { return float64(p.ELR), p.ELRKnown },
-	},
-	{
-		Family: exposition.NewFamily("partition_last_known_eligible_leader_replicas",
-			"Last-known eligible leader replicas of the partition (KIP-966, DescribeTopicPartitions).",
-			exposition.Gauge, partitionLabels...).
-			WithDoc("Replicas that were eligible until they stopped uncleanly, a recovery's last resort; absent where the cluster has no ELR.").
-			RollsUp(exposition.Sum, "Sum of last-known eligible leader replicas over the topic's exported partitions (KIP-966).").MarkSparse(),
-		Value: func(p *poller.Partition) (float64, bool) { return float64(p.LastKnownELR), p.ELRKnown },
-	},
-	{
-		Family: exposition.NewFamily("partition_reassigning",
-			"1 while a reassignment of the partition is in progress (ListPartitionReassignments).",
-			exposition.Gauge, partitionLabels...).
-			RollsUp(exposition.Sum, "Number of the topic's exported partitions with a reassignment in progress.").MarkSparse(),
-		Value: func(p *poller.Partition) (float64, bool) { return b2f(p.Reassigning), p.ReassignmentKnown },
-	},
-	{
-		Family: exposition.NewFamily("partition_under_replicated_by_reassignment",
-			"1 if every replica missing from the partition's ISR is being added by a reassignment.",
-			exposition.Gauge, partitionLabels...).
-			RollsUp(exposition.Sum, "Number of the topic's exported partitions whose only replicas missing from the ISR are being added by a reassignment.").MarkSparse(),
-		Value: func(p *poller.Partition) (float64, bool) {
+	column(exposition.NewFamily("partition_replicas",
+		"Assigned replicas of the partition (Metadata).",
+		exposition.Gauge, partitionLabels...).
+		RollsUp(exposition.Sum, "Sum of assigned replicas over the topic's exported partitions (Metadata)."),
+		func(p *poller.Partition) (float64, bool) { return float64(p.Replicas), true }),
+	column(isrFamily, func(p *poller.Partition) (float64, bool) { return float64(p.ISR), true }),
+	column(exposition.NewFamily("partition_under_replicated",
+		"1 if the ISR is smaller than the replica set (Metadata).",
+		exposition.Gauge, partitionLabels...).
+		RollsUp(exposition.Sum, "Number of the topic's exported partitions with ISR smaller than the replica set.").MarkSparse(),
+		func(p *poller.Partition) (float64, bool) { return b2f(p.UnderReplicated()), true }),
+	column(exposition.NewFamily("partition_min_insync_replicas",
+		"Effective min.insync.replicas of the partition: min(topic config from DescribeConfigs, replication factor).",
+		exposition.Gauge, partitionLabels...),
+		func(p *poller.Partition) (float64, bool) { return float64(p.MinISR), p.MinISR > 0 }),
+	column(exposition.NewFamily("partition_under_min_isr",
+		"1 if the ISR is below the effective min.insync.replicas: acks=all produce fails and the HW cannot advance.",
+		exposition.Gauge, partitionLabels...).
+		RollsUp(exposition.Sum, "Number of the topic's exported partitions with ISR below the effective min.insync.replicas.").MarkSparse(),
+		func(p *poller.Partition) (float64, bool) { return b2f(p.UnderMinISR()), p.MinISR > 0 }),
+	column(exposition.NewFamily("partition_at_min_isr",
+		"1 if the ISR is exactly the effective min.insync.replicas while RF is larger: one more loss blocks acks=all.",
+		exposition.Gauge, partitionLabels...).
+		RollsUp(exposition.Sum, "Number of the topic's exported partitions with ISR exactly at the effective min.insync.replicas while RF is larger.").MarkSparse(),
+		func(p *poller.Partition) (float64, bool) { return b2f(p.AtMinISR()), p.MinISR > 0 }),
+	column(exposition.NewFamily("partition_isr_headroom",
+		"ISR size minus effective min.insync.replicas (negative = under min ISR).",
+		exposition.Gauge, partitionLabels...).
+		RollsUp(exposition.Min, "Smallest ISR minus effective min.insync.replicas among the topic's exported partitions.").MarkDerived(),
+		func(p *poller.Partition) (float64, bool) { return float64(p.ISR - p.MinISR), p.MinISR > 0 }),
+	column(exposition.NewFamily("partition_leader",
+		"Broker id of the partition leader from Metadata, -1 when the partition is offline.",
+		exposition.Gauge, partitionLabels...),
+		func(p *poller.Partition) (float64, bool) { return float64(p.Leader), true }),
+	column(leaderEpochFamily, func(p *poller.Partition) (float64, bool) { return float64(p.LeaderEpoch), true }),
+	column(exposition.NewFamily("partition_high_watermark",
+		"High watermark of the partition (ListOffsets LATEST, read_uncommitted, sent to the leader).",
+		exposition.Gauge, partitionLabels...).
+		WithDoc(absentUnanswered).
+		RollsUpAlways(exposition.Sum, "Sum of high watermarks over the topic's exported partitions whose leader answered."),
+		func(p *poller.Partition) (float64, bool) { return float64(p.HW), p.HWKnown }),
+	column(exposition.NewFamily("partition_high_watermark_last_advance_timestamp_seconds",
+		"Unix time the poller last saw the high watermark change (ListOffsets LATEST), exported only while it is stalled.",
+		exposition.Gauge, partitionLabels...).
+		WithDoc("`time() -` it is how long consumers have seen nothing new."),
+		func(p *poller.Partition) (float64, bool) { return unixSeconds(p.LastAdvance), p.Stalled }),
+	column(exposition.NewFamily("partition_log_end_offset",
+		"Log end offset of the partition's leader (ListOffsets LATEST with the debug replica id -2).",
+		exposition.Gauge, partitionLabels...).
+		WithDoc(absentUnanswered).
+		RollsUpAlways(exposition.Sum, "Sum of leader log end offsets over the topic's exported partitions whose leader answered."),
+		func(p *poller.Partition) (float64, bool) { return float64(p.LEO), p.LEOKnown }),
+	column(exposition.NewFamily("partition_high_watermark_stalled",
+		"1 if the LEO is ahead of the HW and no refresh for --stall.threshold saw the HW advance or catch up, whatever the ISR (KAFKA-15583).",
+		exposition.Gauge, partitionLabels...).
+		WithDoc(absentUnanswered).
+		RollsUpAlways(exposition.Sum, "Number of the topic's exported partitions whose high watermark is stalled.").MarkSparse(),
+		func(p *poller.Partition) (float64, bool) { return b2f(p.Stalled), p.HWKnown && p.LEOKnown }),
+	column(exposition.NewFamily("partition_high_watermark_regressions_total",
+		"High watermark decreases seen between polls for the same topic id (a re-created topic does not count).",
+		exposition.Counter, partitionLabels...).
+		RollsUp(exposition.Sum, "Sum of high watermark decreases over the topic's exported partitions.").MarkSparse(),
+		func(p *poller.Partition) (float64, bool) { return float64(p.Regressions), true }),
+	column(exposition.NewFamily("partition_eligible_leader_replicas",
+		"Eligible leader replicas of the partition (KIP-966, DescribeTopicPartitions).",
+		exposition.Gauge, partitionLabels...).
+		WithDoc("Replicas outside the ISR that the controller can still elect without losing committed records; absent where the cluster has no ELR.").
+		RollsUp(exposition.Sum, "Sum of eligible leader replicas over the topic's exported partitions (KIP-966).").MarkSparse(),
+		func(p *poller.Partition) (float64, bool) { return float64(p.ELR), p.ELRKnown }),
+	column(exposition.NewFamily("partition_last_known_eligible_leader_replicas",
+		"Last-known eligible leader replicas of the partition (KIP-966, DescribeTopicPartitions).",
+		exposition.Gauge, partitionLabels...).
+		WithDoc("Replicas that were eligible until they stopped uncleanly, a recovery's last resort; absent where the cluster has no ELR.").
+		RollsUp(exposition.Sum, "Sum of last-known eligible leader replicas over the topic's exported partitions (KIP-966).").MarkSparse(),
+		func(p *poller.Partition) (float64, bool) { return float64(p.LastKnownELR), p.ELRKnown }),
+	column(exposition.NewFamily("partition_reassigning",
+		"1 while a reassignment of the partition is in progress (ListPartitionReassignments).",
+		exposition.Gauge, partitionLabels...).
+		RollsUp(exposition.Sum, "Number of the topic's exported partitions with a reassignment in progress.").MarkSparse(),
+		func(p *poller.Partition) (float64, bool) { return b2f(p.Reassigning), p.ReassignmentKnown }),
+	column(exposition.NewFamily("partition_under_replicated_by_reassignment",
+		"1 if every replica missing from the partition's ISR is being added by a reassignment.",
+		exposition.Gauge, partitionLabels...).
+		RollsUp(exposition.Sum, "Number of the topic's exported partitions whose only replicas missing from the ISR are being added by a reassignment.").MarkSparse(),
+		func(p *poller.Partition) (float64, bool) {
 			return b2f(p.UnderReplicatedByReassignment), p.ReassignmentKnown
-		},
-	},
+		}),
 	// Only while a reassignment runs: zero on almost every partition almost
 	// always, they would double the series for nothing.
-	{
-		Family: exposition.NewFamily("partition_reassignment_adding_replicas",
-			"Replicas the partition's reassignment is adding, exported only while one is in progress.",
-			exposition.Gauge, partitionLabels...).
-			RollsUp(exposition.Sum, "Sum of replicas that the topic's reassignments in progress are adding."),
-		Value: func(p *poller.Partition) (float64, bool) { return float64(p.AddingReplicas), p.Reassigning },
-	},
-	{
-		Family: exposition.NewFamily("partition_reassignment_removing_replicas",
-			"Replicas the partition's reassignment is removing, exported only while one is in progress.",
-			exposition.Gauge, partitionLabels...).
-			RollsUp(exposition.Sum, "Sum of replicas that the topic's reassignments in progress are removing."),
-		Value: func(p *poller.Partition) (float64, bool) { return float64(p.RemovingReplicas), p.Reassigning },
-	},
+	column(exposition.NewFamily("partition_reassignment_adding_replicas",
+		"Replicas the partition's reassignment is adding, exported only while one is in progress.",
+		exposition.Gauge, partitionLabels...).
+		RollsUp(exposition.Sum, "Sum of replicas that the topic's reassignments in progress are adding."),
+		func(p *poller.Partition) (float64, bool) { return float64(p.AddingReplicas), p.Reassigning }),
+	column(exposition.NewFamily("partition_reassignment_removing_replicas",
+		"Replicas the partition's reassignment is removing, exported only while one is in progress.",
+		exposition.Gauge, partitionLabels...).
+		RollsUp(exposition.Sum, "Sum of replicas that the topic's reassignments in progress are removing."),
+		func(p *poller.Partition) (float64, bool) { return float64(p.RemovingReplicas), p.Reassigning }),
 }
 
 // The per-partition families with one more label: no per-topic form.

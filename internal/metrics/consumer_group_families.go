@@ -48,43 +48,33 @@ type groupPartitionRow struct {
 // groupPartitionColumns are the families per group and exported partition
 // (only with partition labels).
 var groupPartitionColumns = []exposition.RowColumn[groupPartitionRow]{
-	{
-		Family: exposition.NewFamily("consumer_group_committed_offset",
-			"Offset the consumer group committed on the partition (OffsetFetch).", exposition.Gauge, groupPartitionLabels...),
-		Value: func(r groupPartitionRow) (float64, bool) { return float64(r.p.Committed), true },
-	},
-	{
-		Family: exposition.NewFamily("consumer_group_lag_to_high_watermark",
-			"High watermark minus the group's committed offset, never negative: records the group could read and has not (the consumer's share of the lag).",
-			exposition.Gauge, groupPartitionLabels...).WithDoc(absentUnanswered),
-		Value: func(r groupPartitionRow) (float64, bool) { return float64(r.p.LagToHW), r.p.HWKnown },
-	},
-	{
-		Family: exposition.NewFamily("consumer_group_records_above_high_watermark",
-			"Leader log end offset minus high watermark: records written that no consumer of the group can read yet (replication's share of the lag).",
-			exposition.Gauge, groupPartitionLabels...).WithDoc(absentUnanswered),
-		Value: func(r groupPartitionRow) (float64, bool) { return float64(r.p.AboveHW), r.p.AboveHWKnown },
-	},
-	{
-		Family: exposition.NewFamily("consumer_group_starved_by_replication",
-			"1 if the group is caught up to the high watermark while the partition's high watermark is stalled with records above it (KAFKA-15583).",
-			exposition.Gauge, groupPartitionLabels...).
-			WithDoc("Decided with `kafka_replication_partition_high_watermark_stalled`. Caught up: the committed offset is at the HW, within its last advance, " +
-				"or passed by the HW at most --kafka.refresh-interval plus 10s before that advance was read " +
-				"(the group's last commits can fail while the offsets topic is under min ISR too). Absent when the leader's HW or LEO did not answer the last refresh.").
-			MarkSparse(),
-		Value: func(r groupPartitionRow) (float64, bool) {
+	column(exposition.NewFamily("consumer_group_committed_offset",
+		"Offset the consumer group committed on the partition (OffsetFetch).", exposition.Gauge, groupPartitionLabels...),
+		func(r groupPartitionRow) (float64, bool) { return float64(r.p.Committed), true }),
+	column(exposition.NewFamily("consumer_group_lag_to_high_watermark",
+		"High watermark minus the group's committed offset, never negative: records the group could read and has not (the consumer's share of the lag).",
+		exposition.Gauge, groupPartitionLabels...).WithDoc(absentUnanswered),
+		func(r groupPartitionRow) (float64, bool) { return float64(r.p.LagToHW), r.p.HWKnown }),
+	column(exposition.NewFamily("consumer_group_records_above_high_watermark",
+		"Leader log end offset minus high watermark: records written that no consumer of the group can read yet (replication's share of the lag).",
+		exposition.Gauge, groupPartitionLabels...).WithDoc(absentUnanswered),
+		func(r groupPartitionRow) (float64, bool) { return float64(r.p.AboveHW), r.p.AboveHWKnown }),
+	column(exposition.NewFamily("consumer_group_starved_by_replication",
+		"1 if the group is caught up to the high watermark while the partition's high watermark is stalled with records above it (KAFKA-15583).",
+		exposition.Gauge, groupPartitionLabels...).
+		WithDoc("Decided with `kafka_replication_partition_high_watermark_stalled`. Caught up: the committed offset is at the HW, within its last advance, "+
+			"or passed by the HW at most --kafka.refresh-interval plus 10s before that advance was read "+
+			"(the group's last commits can fail while the offsets topic is under min ISR too). Absent when the leader's HW or LEO did not answer the last refresh.").
+		MarkSparse(),
+		func(r groupPartitionRow) (float64, bool) {
 			return b2f(r.p.StarvedByReplication), r.p.AboveHWKnown
-		},
-	},
-	{
-		Family: exposition.NewFamily("consumer_group_lag_seconds",
-			"Age of the oldest record the group can read and has not: seconds since the high watermark passed the group's committed offset, "+
-				"from the exporter's own high watermark readings; 0 when caught up.",
-			exposition.Gauge, groupPartitionLabels...).
-			WithDoc("Interpolated between up to 24 distinct high watermarks read, thinned as they age; see the README for its error bounds."),
-		Value: func(r groupPartitionRow) (float64, bool) { return r.p.LagSeconds, r.p.LagSecondsKnown },
-	},
+		}),
+	column(exposition.NewFamily("consumer_group_lag_seconds",
+		"Age of the oldest record the group can read and has not: seconds since the high watermark passed the group's committed offset, "+
+			"from the exporter's own high watermark readings; 0 when caught up.",
+		exposition.Gauge, groupPartitionLabels...).
+		WithDoc("Interpolated between up to 24 distinct high watermarks read, thinned as they age; see the README for its error bounds."),
+		func(r groupPartitionRow) (float64, bool) { return r.p.LagSeconds, r.p.LagSecondsKnown }),
 }
 
 // stableOffsetColumns are the per-partition LSO families, read only with
@@ -92,31 +82,25 @@ var groupPartitionColumns = []exposition.RowColumn[groupPartitionRow]{
 // have been held back, and whether that is longer than any transaction
 // should last.
 var stableOffsetColumns = []exposition.RowColumn[*poller.StableOffset]{
-	{
-		Family: exposition.NewFamily("partition_last_stable_offset",
-			"Last stable offset of the partition (ListOffsets LATEST, read_committed, sent to the leader): how far read_committed consumers can read.",
-			exposition.Gauge, partitionLabels...).
-			WithDoc("With --collector.last-stable-offset; absent when the leader did not answer the last refresh. Below the high watermark while a transaction is open."),
-		Value: func(o *poller.StableOffset) (float64, bool) { return float64(o.LSO), true },
-	},
-	{
-		Family: exposition.NewFamily("partition_last_stable_offset_lag_seconds",
-			"Seconds since the high watermark passed the last stable offset: how long read_committed consumers have been held back "+
-				"by the oldest open transaction; 0 when the LSO is at the high watermark.",
-			exposition.Gauge, partitionLabels...).
-			WithDoc("With --collector.last-stable-offset, from the exporter's own high watermark readings (as `consumer_group_lag_seconds`); " +
-				"absent when the leader did not answer the LSO or the HW in the last refresh."),
-		Value: func(o *poller.StableOffset) (float64, bool) { return o.LagSeconds, o.HWKnown },
-	},
-	{
-		Family: exposition.NewFamily("partition_last_stable_offset_stalled",
-			"1 if the last stable offset has stood below the high watermark for --collector.last-stable-offset.stall-threshold: "+
-				"a transaction open that long (hanging) holds read_committed consumers back.",
-			exposition.Gauge, partitionLabels...).
-			WithDoc("With --collector.last-stable-offset. Alert: `KafkaPartitionTransactionHanging`.").
-			RollsUp(exposition.Sum, "Number of the topic's exported partitions whose last stable offset is stalled (a hanging transaction).").MarkSparse(),
-		Value: func(o *poller.StableOffset) (float64, bool) { return b2f(o.Stalled), o.HWKnown },
-	},
+	column(exposition.NewFamily("partition_last_stable_offset",
+		"Last stable offset of the partition (ListOffsets LATEST, read_committed, sent to the leader): how far read_committed consumers can read.",
+		exposition.Gauge, partitionLabels...).
+		WithDoc("With --collector.last-stable-offset; absent when the leader did not answer the last refresh. Below the high watermark while a transaction is open."),
+		func(o *poller.StableOffset) (float64, bool) { return float64(o.LSO), true }),
+	column(exposition.NewFamily("partition_last_stable_offset_lag_seconds",
+		"Seconds since the high watermark passed the last stable offset: how long read_committed consumers have been held back "+
+			"by the oldest open transaction; 0 when the LSO is at the high watermark.",
+		exposition.Gauge, partitionLabels...).
+		WithDoc("With --collector.last-stable-offset, from the exporter's own high watermark readings (as `consumer_group_lag_seconds`); "+
+			"absent when the leader did not answer the LSO or the HW in the last refresh."),
+		func(o *poller.StableOffset) (float64, bool) { return o.LagSeconds, o.HWKnown }),
+	column(exposition.NewFamily("partition_last_stable_offset_stalled",
+		"1 if the last stable offset has stood below the high watermark for --collector.last-stable-offset.stall-threshold: "+
+			"a transaction open that long (hanging) holds read_committed consumers back.",
+		exposition.Gauge, partitionLabels...).
+		WithDoc("With --collector.last-stable-offset. Alert: `KafkaPartitionTransactionHanging`.").
+		RollsUp(exposition.Sum, "Number of the topic's exported partitions whose last stable offset is stalled (a hanging transaction).").MarkSparse(),
+		func(o *poller.StableOffset) (float64, bool) { return b2f(o.Stalled), o.HWKnown }),
 }
 
 // consumerGroupFamilies are the consumer-group families outside the column

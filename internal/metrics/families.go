@@ -157,89 +157,61 @@ var (
 // fileColumns are the followers' own metrics, by file, and the file events
 // that do not stop the stream: a row per log file (fileTable).
 var fileColumns = []exposition.RowColumn[*logstate.FileStats]{
-	{
-		Family: exposition.NewFamily("log_records_total", "Log records read (a header line plus its continuation lines).", exposition.Counter, "file"),
-		Value:  func(st *logstate.FileStats) (float64, bool) { return float64(st.Records), true },
-	},
-	{
-		Family: exposition.NewFamily("log_records_malformed_total",
-			"Physical lines dropped as malformed: binary junk, continuation lines without a header, parts of over-long lines.",
-			exposition.Counter, "file"),
-		Value: func(st *logstate.FileStats) (float64, bool) { return float64(st.Malformed), true },
-	},
-	{
-		Family: exposition.NewFamily("log_lines_total",
-			"Physical lines read.",
-			exposition.Counter, "file").
-			WithDoc("Counted as their record is applied, so that a line read again after a restart (the last record, held for its continuation lines) counts once."),
-		Value: func(st *logstate.FileStats) (float64, bool) { return float64(st.Lines), true },
-	},
-	{
-		Family: exposition.NewFamily("log_records_recognized_total",
-			"Log records read that Kafka logged in a layout the exporter knows.",
-			exposition.Counter, "file").
-			WithDoc("A record whose header (date, level) is in a supported layout and whose message starts with one of Kafka's bracketed ident prefixes " +
-				"(`[Partition …] `, `[GroupCoordinator id=1] `, …) or names a Kafka logger, whether or not it is a replication event. " +
-				"Lines read while this stays flat mean a layout the exporter does not know: its events are lost " +
-				"(`KafkaReplicationExporterLogLayoutUnknown`; a WARN after 200 lines in a row without one, once per change)."),
-		Value: func(st *logstate.FileStats) (float64, bool) { return float64(st.Recognized), true },
-	},
-	{
-		Family: exposition.NewFamily("log_bytes_total", "Bytes read.", exposition.Counter, "file"),
-		Value:  func(st *logstate.FileStats) (float64, bool) { return float64(st.Bytes), true },
-	},
-	{
-		Family: exposition.NewFamily("log_file_rotations_total", "Rename+create rotations followed (log4j's hourly roll).", exposition.Counter, "file"),
-		Value:  func(st *logstate.FileStats) (float64, bool) { return float64(st.Rotations), true },
-	},
-	{
-		Family: exposition.NewFamily("log_file_truncations_total", "copytruncate-style truncations detected (reading restarted at offset 0).",
-			exposition.Counter, "file"),
-		Value: func(st *logstate.FileStats) (float64, bool) { return float64(st.Truncations), true },
-	},
-	{
-		Family: exposition.NewFamily("log_file_partial_truncations_total",
-			"Times the live file was cut shorter but kept its beginning; reading went on at its new end.",
-			exposition.Counter, "file").
-			WithDoc("Lines between the new end and where reading stood are lost; nothing is read twice. Each is also logged at WARN."),
-		Value: func(st *logstate.FileStats) (float64, bool) { return float64(st.PartialTruncations), true },
-	},
-	{
-		Family: exposition.NewFamily("log_future_timestamps_total",
-			"Events stamped more than an hour past both their file's previous event and the wall clock, ordered as that previous event.",
-			exposition.Counter, "file").
-			WithDoc("Within one file, file order is the truth: such a stamp is not allowed to hold back the file's later lines."),
-		Value: func(st *logstate.FileStats) (float64, bool) { return float64(st.FutureTimestamps), true },
-	},
-	{
-		Family: exposition.NewFamily("log_events_skipped_total",
-			"Events read again after a restart that could not resume at its saved position, not applied again: they were applied before the stop.",
-			exposition.Counter, "file").
-			WithDoc("Such a restart (the file's beginning changed, or the saved file matches no file) reads the file from its beginning; " +
-				"every record up to the first event stamped after the last one applied before the stop is skipped. Logged at WARN with the count."),
-		Value: func(st *logstate.FileStats) (float64, bool) { return float64(st.SkippedEvents), true },
-	},
-	{
-		Family: exposition.NewFamily("log_file_behind_bytes",
-			"Bytes of the file, and of files rotated before it, not read yet; 0 once read to its end.",
-			exposition.Gauge, "file"),
-		Value: func(st *logstate.FileStats) (float64, bool) { return float64(st.BehindBytes), true },
-	},
-	{
-		Family: exposition.NewFamily("log_file_position_bytes", "Read offset in the file currently followed.", exposition.Gauge, "file"),
-		Value:  func(st *logstate.FileStats) (float64, bool) { return float64(st.Offset), true },
-	},
-	{
-		Family: exposition.NewFamily("log_file_last_read_timestamp_seconds",
-			"Wall time the last line was read from the file (stale-log detection).",
-			exposition.Gauge, "file"),
-		Value: func(st *logstate.FileStats) (float64, bool) { return unixSeconds(st.LastRead), !st.LastRead.IsZero() },
-	},
-	{
-		Family: exposition.NewFamily("log_file_open", "1 when the file (or stdin) is open and followed, 0 while it is missing or in error.",
-			exposition.Gauge, "file"),
-		Value: func(st *logstate.FileStats) (float64, bool) { return b2f(st.Ready), true },
-	},
+	column(exposition.NewFamily("log_records_total", "Log records read (a header line plus its continuation lines).", exposition.Counter, "file"),
+		func(st *logstate.FileStats) (float64, bool) { return float64(st.Records), true }),
+	column(exposition.NewFamily("log_records_malformed_total",
+		"Physical lines dropped as malformed: binary junk, continuation lines without a header, parts of over-long lines.",
+		exposition.Counter, "file"),
+		func(st *logstate.FileStats) (float64, bool) { return float64(st.Malformed), true }),
+	column(exposition.NewFamily("log_lines_total",
+		"Physical lines read.",
+		exposition.Counter, "file").
+		WithDoc("Counted as their record is applied, so that a line read again after a restart (the last record, held for its continuation lines) counts once."),
+		func(st *logstate.FileStats) (float64, bool) { return float64(st.Lines), true }),
+	column(exposition.NewFamily("log_records_recognized_total",
+		"Log records read that Kafka logged in a layout the exporter knows.",
+		exposition.Counter, "file").
+		WithDoc("A record whose header (date, level) is in a supported layout and whose message starts with one of Kafka's bracketed ident prefixes "+
+			"(`[Partition …] `, `[GroupCoordinator id=1] `, …) or names a Kafka logger, whether or not it is a replication event. "+
+			"Lines read while this stays flat mean a layout the exporter does not know: its events are lost "+
+			"(`KafkaReplicationExporterLogLayoutUnknown`; a WARN after 200 lines in a row without one, once per change)."),
+		func(st *logstate.FileStats) (float64, bool) { return float64(st.Recognized), true }),
+	column(exposition.NewFamily("log_bytes_total", "Bytes read.", exposition.Counter, "file"),
+		func(st *logstate.FileStats) (float64, bool) { return float64(st.Bytes), true }),
+	column(exposition.NewFamily("log_file_rotations_total", "Rename+create rotations followed (log4j's hourly roll).", exposition.Counter, "file"),
+		func(st *logstate.FileStats) (float64, bool) { return float64(st.Rotations), true }),
+	column(exposition.NewFamily("log_file_truncations_total", "copytruncate-style truncations detected (reading restarted at offset 0).",
+		exposition.Counter, "file"),
+		func(st *logstate.FileStats) (float64, bool) { return float64(st.Truncations), true }),
+	column(exposition.NewFamily("log_file_partial_truncations_total",
+		"Times the live file was cut shorter but kept its beginning; reading went on at its new end.",
+		exposition.Counter, "file").
+		WithDoc("Lines between the new end and where reading stood are lost; nothing is read twice. Each is also logged at WARN."),
+		func(st *logstate.FileStats) (float64, bool) { return float64(st.PartialTruncations), true }),
+	column(exposition.NewFamily("log_future_timestamps_total",
+		"Events stamped more than an hour past both their file's previous event and the wall clock, ordered as that previous event.",
+		exposition.Counter, "file").
+		WithDoc("Within one file, file order is the truth: such a stamp is not allowed to hold back the file's later lines."),
+		func(st *logstate.FileStats) (float64, bool) { return float64(st.FutureTimestamps), true }),
+	column(exposition.NewFamily("log_events_skipped_total",
+		"Events read again after a restart that could not resume at its saved position, not applied again: they were applied before the stop.",
+		exposition.Counter, "file").
+		WithDoc("Such a restart (the file's beginning changed, or the saved file matches no file) reads the file from its beginning; "+
+			"every record up to the first event stamped after the last one applied before the stop is skipped. Logged at WARN with the count."),
+		func(st *logstate.FileStats) (float64, bool) { return float64(st.SkippedEvents), true }),
+	column(exposition.NewFamily("log_file_behind_bytes",
+		"Bytes of the file, and of files rotated before it, not read yet; 0 once read to its end.",
+		exposition.Gauge, "file"),
+		func(st *logstate.FileStats) (float64, bool) { return float64(st.BehindBytes), true }),
+	column(exposition.NewFamily("log_file_position_bytes", "Read offset in the file currently followed.", exposition.Gauge, "file"),
+		func(st *logstate.FileStats) (float64, bool) { return float64(st.Offset), true }),
+	column(exposition.NewFamily("log_file_last_read_timestamp_seconds",
+		"Wall time the last line was read from the file (stale-log detection).",
+		exposition.Gauge, "file"),
+		func(st *logstate.FileStats) (float64, bool) { return unixSeconds(st.LastRead), !st.LastRead.IsZero() }),
+	column(exposition.NewFamily("log_file_open", "1 when the file (or stdin) is open and followed, 0 while it is missing or in error.",
+		exposition.Gauge, "file"),
+		func(st *logstate.FileStats) (float64, bool) { return b2f(st.Ready), true }),
 }
 
 // A file's error state, by file and reason (fileErrorTable).

@@ -3,6 +3,8 @@ package metrics
 import (
 	"strconv"
 	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/exposition"
 )
 
 // idLabels are the label values of the usual partition and broker ids,
@@ -33,3 +35,9 @@ func b2f(b bool) float64 {
 
 // unixSeconds is a column value of a time.
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// column is a column table's entry: a family's declaration and how its
+// value is read from a row.
+func column[R any](f *exposition.Family, value func(R) (float64, bool)) exposition.RowColumn[R] {
+	return exposition.RowColumn[R]{Family: f, Value: value}
+}
