@@ -217,7 +217,7 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 	if f.linesRead > 0 {
 		f.lastLine = now
 	}
-	if !more && f.splitter.Pending() && (now.Sub(f.lastLine) >= f.quiet || now.Sub(f.heldSince) >= f.quiet) {
+	if !more && f.splitter.Pending() && (now.Sub(f.quietSince()) >= f.quiet || now.Sub(f.heldSince) >= f.quiet) {
 		// Quiet for a poll interval: the held record's continuation lines
 		// are not coming. Or held for one while they keep coming: it must
 		// not hold back the other files' events for as long as it grows.
@@ -234,6 +234,19 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 	f.malformed.Store(uint64(f.splitMalformed+f.splitter.Malformed()+f.parser.Malformed()) - f.absorbed)
 	f.recognized.Store(f.nRecognized)
 	return f.linesRead > 0 || f.emitted > records
+}
+
+// quietSince is when the file was last known to grow: the last read that
+// delivered a line, or its last write when that was earlier, less a second
+// for filesystems that keep whole seconds. A backlog written long ago is
+// quiet when first read to its end: its last record's continuation lines
+// would have been written by then, and catching up need not wait a poll
+// interval for them.
+func (f *LogFile) quietSince() time.Time {
+	if w := f.follower.LastWrite(); !w.IsZero() && w.Add(time.Second).Before(f.lastLine) {
+		return w.Add(time.Second)
+	}
+	return f.lastLine
 }
 
 // unknownLayoutLines is how many lines in a row without a record recognized

@@ -97,8 +97,9 @@ type Follower struct {
 	// missingSince is when the path was first found missing while the
 	// current file is open (zero while it is there).
 	missingSince time.Time
-	budget       int  // bytes the current Read may still read
-	resumed      bool // the last Read stopped at its budget: the next goes on with the same pass
+	lastWrite    time.Time // the live file's mtime when a read last reached its end
+	budget       int       // bytes the current Read may still read
+	resumed      bool      // the last Read stopped at its budget: the next goes on with the same pass
 
 	// hook, when set by tests, runs at points inside Poll where a real
 	// writer could act concurrently; it lets a test rotate "mid-poll".
@@ -171,6 +172,11 @@ func (f *Follower) Position() Position {
 	defer f.posMu.Unlock()
 	return f.pos
 }
+
+// LastWrite is the modification time the followed file had when a read last
+// reached its end (zero before that, and for a pipe). Call it from Read's
+// goroutine.
+func (f *Follower) LastWrite() time.Time { return f.lastWrite }
 
 // Stats returns a snapshot of the follower's counters.
 func (f *Follower) Stats() Stats { return f.stats.snapshot() }
@@ -299,6 +305,7 @@ func (f *Follower) pollFile(deliver func([]byte)) error {
 			return &notRegularError{f.path, fi.Mode()}
 		}
 		if os.SameFile(fi, f.curInfo) {
+			f.lastWrite = fi.ModTime()
 			return nil
 		}
 		// Lines appended between our EOF and the rename are still in the
