@@ -94,3 +94,18 @@ func TestReadMergesLateStdinByTime(t *testing.T) {
 		t.Errorf("want stdin's earlier event first, got the events of %v", got)
 	}
 }
+
+// A gzip file cut short is an error naming the file, as verify has always
+// worded it.
+func TestReadCutGzipNamesTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log.1.gz")
+	line := "[2025-10-16 15:57:12,614] DEBUG [Partition t-0 broker=1] High watermark updated from (offset=1, segment=[1:1]) to (offset=2, segment=[1:2]) (kafka.cluster.Partition)\n"
+	gz := gzipped(t, []byte(strings.Repeat(line, 1000)))
+	if err := os.WriteFile(path, gz[:len(gz)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := readLogs([]string{path}, time.UTC, nil, func(*logparse.Event, []byte) {})
+	if err == nil || err.Error() != path+": unexpected EOF" {
+		t.Fatalf("want %q, got %v", path+": unexpected EOF", err)
+	}
+}

@@ -372,6 +372,9 @@ func (f *Follower) drain(deliver func([]byte)) error {
 		if err == io.EOF || (err == nil && n == 0) {
 			return nil
 		}
+		if err != nil && f.opts.ToEnd {
+			return fmt.Errorf("%s: %w", f.curName, err) // as verify has always said it
+		}
 		if err != nil {
 			return fmt.Errorf("read %s: %w", f.curName, err)
 		}
