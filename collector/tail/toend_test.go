@@ -37,8 +37,12 @@ func TestToEndReadsEveryFileOnce(t *testing.T) {
 	dir := t.TempDir()
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	zw.Write([]byte("b1\nb2"))
-	zw.Close()
+	if _, err := zw.Write([]byte("b1\nb2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	files := map[string][]byte{"server.log.1": []byte("a1\na2\n"), "server.log.2.gz": gz.Bytes(), "server.log": []byte("c1\r\nc2")}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -96,7 +100,7 @@ func TestToEndPipeWaitsForItsData(t *testing.T) {
 	r, w := io.Pipe()
 	go func() {
 		time.Sleep(50 * time.Millisecond)
-		w.Write([]byte("late\n"))
+		_, _ = w.Write([]byte("late\n")) // the reader's side sees any failure as a missing line
 		w.Close()
 	}()
 	f := NewPipe("-", r, Options{ToEnd: true})
