@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
 )
 
 // BenchmarkVerifyGenlog measures `verify` end to end (read, split, parse, check)

@@ -4,9 +4,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 )
 
 // maxLineBytes bounds the memory one physical line may take: the follower's

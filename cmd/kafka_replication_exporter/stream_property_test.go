@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/genlog"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 )
 
 // There is one reader (serve follows with it, verify reads to the end with
