@@ -13,11 +13,11 @@ import (
 	"time"
 )
 
-// TestSIGKILLRepeatsAtMostASecond (issue 20, item 4): a sidecar following a
-// busy server.log is killed with SIGKILL and started again on its position
-// file. What the restarted one applies again is what the killed one applied
-// after its last save: at most positionSaveInterval of events (plus the poll
-// interval the last ones waited), and nothing is lost.
+// TestSIGKILLRepeatsAtMostASecond bounds what a crash costs: a sidecar
+// following a busy server.log is killed with SIGKILL and started again on
+// its position file. What the restarted one applies again is what the
+// killed one applied after its last save: at most positionSaveInterval of
+// events (plus the poll interval the last ones waited), and nothing is lost.
 func TestSIGKILLRepeatsAtMostASecond(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and writes a live log for seconds")
