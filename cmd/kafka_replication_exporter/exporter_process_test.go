@@ -32,8 +32,8 @@ type exporterProcess struct {
 func startExporter(t *testing.T, args ...string) *exporterProcess {
 	t.Helper()
 	p := &exporterProcess{t: t, addrFile: filepath.Join(t.TempDir(), "exporter.addr"), done: make(chan struct{})}
-	args = append([]string{"serve", "--web.listen-address=127.0.0.1:0", "--web.listen-address-file=" + p.addrFile,
-		"--web.disable-exporter-metrics"}, args...)
+	listen := []string{"serve", "--web.listen-address=127.0.0.1:0", "--web.listen-address-file=" + p.addrFile, "--web.disable-exporter-metrics"}
+	args = append(listen, args...)
 	p.cmd = exec.Command(exporterBinary(t), args...)
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
