@@ -2,8 +2,11 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
 )
 
 // BenchmarkVerifyGenlog measures `verify` end to end (read, split, parse, check)
@@ -25,4 +28,47 @@ func BenchmarkVerifyGenlog(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkCatchUpFiles measures serve's catch-up of a backlog (the Stream
+// over followed files, from the beginning, until every file is applied to
+// its end) and verify's read of the same files, side by side in one run.
+// CATCHUP_BENCH_DIR points at the files bench/catchup-cost.sh writes.
+func BenchmarkCatchUpFiles(b *testing.B) {
+	dir := os.Getenv("CATCHUP_BENCH_DIR")
+	if dir == "" {
+		b.Skip("set CATCHUP_BENCH_DIR (see bench/catchup-cost.sh)")
+	}
+	var paths []string
+	var size int64
+	for _, name := range []string{"server.log", "state-change.log", "controller.log"} {
+		p := filepath.Join(dir, name)
+		fi, err := os.Stat(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		paths, size = append(paths, p), size+fi.Size()
+	}
+	b.Run("serve", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			store := logstate.NewStore(nil)
+			var files []*logstate.LogFile
+			for _, p := range paths {
+				files = append(files, logstate.NewLogFile(p, logstate.LogFileOptions{FromBeginning: true, Location: time.UTC, PollInterval: time.Nanosecond}))
+			}
+			stream := logstate.NewStream(store, files, time.Hour)
+			for !stream.CaughtUp() {
+				stream.Step()
+			}
+		}
+	})
+	b.Run("verify", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			if _, err := runVerify(paths, time.UTC, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -59,7 +59,7 @@ func TestCatchUpOfALargeBacklogAgreesWithVerify(t *testing.T) {
 	stream := logstate.NewStream(store, files, time.Nanosecond)
 	for stream.Step() {
 	}
-	want := verifyState(t, paths)
+	want := fullReadState(t, paths)
 	compareStates(t, store, want)
 	parts, _ := snapshot(store)
 	for k, p := range parts {

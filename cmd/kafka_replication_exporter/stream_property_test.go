@@ -17,13 +17,14 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 )
 
-// One truth, two readers: what serve's stream applies from a broker's files,
-// however they are written (bursts, lines cut in two, pauses) and read (few
-// or many steps between writes), equals what verify's scan derives from the
-// same files. With restarts from the position file in between, no event is
-// lost or applied twice, and no invariant is violated that verify finds
-// intact: a restart forgets the state, never invents a violation.
-func TestServeAgreesWithVerify(t *testing.T) {
+// There is one reader (serve follows with it, verify reads to the end with
+// it): what it applies from a broker's files while they are written (bursts,
+// lines cut in two, pauses) and read in few or many steps between writes
+// equals what one read of the finished files to their end applies. With
+// restarts from the position file in between, no event is lost or applied
+// twice, and no invariant is violated that the full read finds intact: a
+// restart forgets the state, never invents a violation.
+func TestFollowingAgreesWithOneFullRead(t *testing.T) {
 	for seed := range uint64(16) {
 		restarts := seed%2 == 1
 		t.Run(fmt.Sprintf("seed=%d/restarts=%v", seed, restarts), func(t *testing.T) {
@@ -31,7 +32,7 @@ func TestServeAgreesWithVerify(t *testing.T) {
 			dir := t.TempDir()
 			paths := []string{filepath.Join(dir, "server.log"), filepath.Join(dir, "state-change.log")}
 			served := serveWhileWriting(t, rand.New(rand.NewPCG(seed, 7)), paths, lines, restarts)
-			want := verifyState(t, paths)
+			want := fullReadState(t, paths)
 			if restarts {
 				compareAcrossRestarts(t, served, want)
 				return
@@ -149,13 +150,11 @@ func serveWhileWriting(t *testing.T, rng *rand.Rand, paths []string, lines []gen
 	}
 }
 
-// verifyState is what verify's scan derives from the files, applied to a Store.
-func verifyState(t *testing.T, paths []string) *logstate.Store {
+// fullReadState is what verify's read of the files to their end applies to a Store.
+func fullReadState(t *testing.T, paths []string) *logstate.Store {
 	store := logstate.NewStore(nil)
-	_, err := scanFiles(paths, time.UTC, nil, func(_ string, _ *logparse.Record, ev *logparse.Event) {
-		if ev != nil {
-			store.Apply(ev)
-		}
+	_, err := readLogs(paths, time.UTC, nil, func(ev *logparse.Event, _ []byte) {
+		store.Apply(ev)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -67,10 +67,7 @@ func runVerify(paths []string, loc *time.Location, stdin io.Reader) (*verifyRepo
 		reports[i] = invariantReport{Name: inv.String(), Examples: []example{}}
 	}
 	var res invariant.Result
-	st, err := scanFiles(paths, loc, stdin, func(file string, rec *logparse.Record, ev *logparse.Event) {
-		if ev == nil {
-			return
-		}
+	st, err := readLogs(paths, loc, stdin, func(ev *logparse.Event, first []byte) {
 		checker.Observe(ev, &res)
 		if res.Checked == 0 && res.Violated == 0 {
 			return
@@ -86,7 +83,7 @@ func runVerify(paths []string, loc *time.Location, stdin io.Reader) (*verifyRepo
 			if res.Violated.Has(inv) {
 				ir.Violations++
 				if len(ir.Examples) < maxExamples {
-					ir.Examples = append(ir.Examples, example{File: file, Line: rec.Line, Detail: res.Detail, Text: string(rec.First)})
+					ir.Examples = append(ir.Examples, example{File: ev.File, Line: ev.Line, Detail: res.Detail, Text: string(first)})
 				}
 			}
 		}
@@ -109,15 +106,15 @@ func runVerify(paths []string, loc *time.Location, stdin io.Reader) (*verifyRepo
 	rep := &verifyReport{
 		Invariants:      reports,
 		Events:          make(map[string]int64),
-		Lines:           st.Lines,
-		Records:         st.Records,
-		UnparsedRecords: st.Records - st.Parsed,
+		Lines:           int64(st.Lines),
+		Records:         int64(st.Records),
+		UnparsedRecords: int64(st.Records - st.Parsed),
 		// A line the reader cut is over the Splitter's bound too, which
-		// counted it already: adding st.CutLines would count it twice.
-		MalformedLines: st.Malformed,
+		// counted it already.
+		MalformedLines: int64(st.Malformed),
 	}
 	for _, t := range logparse.Types() {
-		rep.Events[t.String()] = st.EventCount[t]
+		rep.Events[t.String()] = int64(st.EventCount[t])
 	}
 	return rep, nil
 }

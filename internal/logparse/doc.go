@@ -18,5 +18,5 @@
 // linetime.go (a line's time), parser.go (records into events, dispatching
 // by logger), then one file per logger: server.go, statechange.go,
 // controller.go, partition.go, truncation.go, produce.go; and merge.go
-// (MergeByTime of several logs).
+// (FileClock: one file's event times fit to merge).
 package logparse

@@ -19,6 +19,7 @@ import (
 // Everything but Stats and Path belongs to the Stream's goroutine.
 type LogFile struct {
 	Path     string
+	name     string // what events name as their file: Path, or the file a ToEnd read is in
 	follower *tail.Follower
 	splitter *logparse.Splitter
 	parser   *logparse.Parser
@@ -79,6 +80,14 @@ type LogFile struct {
 	nRecords   uint64 // records applied (events and the records between them)
 	nLines     uint64 // their physical lines
 
+	// A ToEnd read splits each file on its own (a record does not run
+	// from one file into the next, and its line numbers are the file's):
+	// splitMalformed is what the splitters of the files before counted; err
+	// the error that ended the read.
+	toEnd          bool
+	splitMalformed int64
+	err            error
+
 	records, lines, malformed, future, recognized atomic.Uint64
 	skipped                                       atomic.Uint64 // events skipped as applied before a restart
 	behind                                        atomic.Int64  // bytes left to read at the last read
@@ -96,9 +105,14 @@ type pending struct {
 	records uint64
 	lines   uint64 // the physical lines of those records
 
-	// The memory of ev's lists, kept when the entry is reused.
+	// first is the record's first line, kept for a Stream that reports
+	// events with their text (ReadToEnd).
+	first []byte
+
+	// The memory of ev's lists and first, kept when the entry is reused.
 	isr, fromISR, toISR  []int32
 	oos, acked, awaiting []logparse.ReplicaOffset
+	firstBuf             []byte
 }
 
 // LogFileOptions configure how a file is followed.
@@ -108,6 +122,16 @@ type LogFileOptions struct {
 	PollInterval  time.Duration
 	Location      *time.Location // how zone-less broker timestamps are read
 	Logger        *slog.Logger
+	// ToEnd reads Before, then the file, once from the beginning to the
+	// end, as the offline commands do (tail.Options.ToEnd).
+	ToEnd  bool
+	Before []string
+	// Stdin is what "-" reads; nil means os.Stdin.
+	Stdin io.Reader
+	// ReadAcks parses the replica lists of acks=all progress lines, which
+	// only verify's acknowledgement invariant needs: the store counts those
+	// lines by type.
+	ReadAcks bool
 }
 
 // NewLogFile prepares a follower for path ("-" = stdin). Nothing is opened
@@ -121,18 +145,30 @@ func NewLogFile(path string, opts LogFileOptions) *LogFile {
 	}
 	// The store counts ack lines by type only: their replica lists are not read.
 	parser := logparse.NewParser(opts.Location)
-	parser.ShallowAcks = true
+	parser.ShallowAcks = !opts.ReadAcks
 	f := &LogFile{
-		Path: path,
-		follower: tail.New(path, tail.Options{
-			FromBeginning: opts.FromBeginning,
-			Start:         opts.Start,
-			Logger:        opts.Logger, // the follower adds file=path
-		}),
+		Path:     path,
+		name:     path,
 		splitter: logparse.NewSplitter(),
 		parser:   parser,
 		quiet:    opts.PollInterval,
 		log:      opts.Logger.With("file", path),
+		toEnd:    opts.ToEnd,
+	}
+	topts := tail.Options{
+		FromBeginning: opts.FromBeginning,
+		Start:         opts.Start,
+		Logger:        opts.Logger, // the follower adds file=path
+		ToEnd:         opts.ToEnd,
+		Before:        opts.Before,
+	}
+	if opts.ToEnd {
+		topts.OnFile = f.fileOpened
+	}
+	if path == "-" && opts.Stdin != nil {
+		f.follower = tail.NewPipe(path, opts.Stdin, topts)
+	} else {
+		f.follower = tail.New(path, topts)
 	}
 	if p := opts.Start; p != nil {
 		f.pos, f.hasPos = *p, true
@@ -172,14 +208,16 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 			}
 		}
 	}
-	if errors.Is(err, io.EOF) { // a pipe ended: nothing can complete a held record
+	if errors.Is(err, io.EOF) { // a pipe or a ToEnd read ended: nothing can complete a held record
 		f.ended = true
 		f.flush()
+	} else if err != nil && f.toEnd {
+		f.err, f.ended = err, true
 	}
 	if f.linesRead > 0 {
 		f.lastLine = now
 	}
-	if !more && f.splitter.Pending() && (now.Sub(f.lastLine) >= f.quiet || now.Sub(f.heldSince) >= f.quiet) {
+	if !more && f.splitter.Pending() && (now.Sub(f.quietSince()) >= f.quiet || now.Sub(f.heldSince) >= f.quiet) {
 		// Quiet for a poll interval: the held record's continuation lines
 		// are not coming. Or held for one while they keep coming: it must
 		// not hold back the other files' events for as long as it grows.
@@ -193,9 +231,22 @@ func (f *LogFile) read(seq uint64, now time.Time) bool {
 		f.behind.Store(f.follower.Behind())
 		f.behindAt = now
 	}
-	f.malformed.Store(uint64(f.splitter.Malformed()+f.parser.Malformed()) - f.absorbed)
+	f.malformed.Store(uint64(f.splitMalformed+f.splitter.Malformed()+f.parser.Malformed()) - f.absorbed)
 	f.recognized.Store(f.nRecognized)
 	return f.linesRead > 0 || f.emitted > records
+}
+
+// quietSince is when the file was last known to grow: the last read that
+// delivered a line, or its last write when that was earlier, less a second
+// for filesystems that keep whole seconds. A backlog written long ago is
+// quiet when first read to its end: its last record's continuation lines
+// would have been written by then, and catching up need not wait a poll
+// interval for them.
+func (f *LogFile) quietSince() time.Time {
+	if w := f.follower.LastWrite(); !w.IsZero() && w.Add(time.Second).Before(f.lastLine) {
+		return w.Add(time.Second)
+	}
+	return f.lastLine
 }
 
 // unknownLayoutLines is how many lines in a row without a record recognized
@@ -244,6 +295,15 @@ func (f *LogFile) lineAfterFlush(b []byte) {
 	}
 }
 
+// fileOpened starts the next file of a ToEnd read: the records of the one
+// before end with it, and the new file's lines are numbered from 1.
+func (f *LogFile) fileOpened(name string) {
+	f.flush()
+	f.splitMalformed += f.splitter.Malformed()
+	f.splitter = logparse.NewSplitter()
+	f.name = name
+}
+
 func (f *LogFile) flush() {
 	for rec := f.splitter.Flush(); rec != nil; rec = f.splitter.Flush() {
 		f.record(rec, f.prevEnd)
@@ -278,15 +338,19 @@ func (f *LogFile) record(rec *logparse.Record, end tail.Mark) {
 		return
 	}
 	f.queue = f.queue[:len(f.queue)+1]
-	p.ev.File = f.Path
+	p.ev.File = f.name
 	if f.clock.Order(&p.ev, f.now) {
 		f.future.Add(1)
 	}
 	p.seq, p.end, p.records, p.lines = f.seq, end, 1, uint64(rec.Lines)
+	text := f.stream.observe != nil
+	if text {
+		p.first = rec.First
+	}
 	if f.head == len(f.queue)-1 && f.stream.applyNow(f) {
 		return
 	}
-	p.own() // it waits: its lists must outlive the parser's next parse
+	p.own(text) // it waits: its lists must outlive the parser's next parse
 }
 
 // appliedBefore reports whether a record read after a restart that started
@@ -362,7 +426,7 @@ func (f *LogFile) pop() {
 // to the position file.
 func (f *LogFile) publish() {
 	f.records.Store(f.nRecords)
-	f.lines.Store(f.nLines + uint64(f.splitter.Malformed()) - f.absorbed)
+	f.lines.Store(f.nLines + uint64(f.splitMalformed+f.splitter.Malformed()) - f.absorbed)
 	if !f.appliedSet || f.Path == "-" {
 		return
 	}
@@ -378,9 +442,14 @@ func (f *LogFile) publish() {
 }
 
 // own copies the event's lists out of the parser's buffers (valid only until
-// its next parse) into the entry's own, reused from entry to entry. Nil stays
-// nil: the checker tells an ISR printed empty from none printed.
-func (p *pending) own() {
+// its next parse) into the entry's own, reused from entry to entry, and the
+// record's first line (the splitter's until its next line) when text is set.
+// Nil stays nil: the checker tells an ISR printed empty from none printed.
+func (p *pending) own(text bool) {
+	if text {
+		p.firstBuf = append(p.firstBuf[:0], p.first...)
+		p.first = p.firstBuf
+	}
 	ev := &p.ev
 	ev.ISR, p.isr = ownInts(p.isr, ev.ISR)
 	ev.FromISR, p.fromISR = ownInts(p.fromISR, ev.FromISR)
@@ -412,6 +481,26 @@ func (f *LogFile) Position() (tail.Position, bool) {
 	f.posMu.Lock()
 	defer f.posMu.Unlock()
 	return f.pos, f.hasPos
+}
+
+// ReadCounts are what a ToEnd read found in a file, for verify's report.
+type ReadCounts struct {
+	Lines     uint64 // physical lines
+	Records   uint64 // records (a header and its continuation lines)
+	Malformed uint64 // lines dropped as junk, and records naming an impossible topic
+	// FutureTimestamps counts events stamped far in the future
+	// (logparse.FileClock).
+	FutureTimestamps uint64
+}
+
+// ReadCounts returns the file's counts; call it from the Stream's goroutine.
+func (f *LogFile) ReadCounts() ReadCounts {
+	return ReadCounts{
+		Lines:            f.follower.Stats().Lines,
+		Records:          f.emitted,
+		Malformed:        uint64(f.splitMalformed+f.splitter.Malformed()+f.parser.Malformed()) - f.absorbed,
+		FutureTimestamps: f.future.Load(),
+	}
 }
 
 // Ready reports whether the file (or pipe) is open.

@@ -12,9 +12,9 @@ import (
 // log-time order and applies it to the Store, from one goroutine, the same way
 // while catching up a backlog and while following live.
 //
-// The order is the one `verify` uses (logparse.MergeByTime): the event with
-// the earliest time among the files' next events goes first, the file given
-// first on equal times. A file's next event is only known once read, so each
+// `verify` reads through it too (ReadToEnd). The event with the earliest
+// time among the files' next events goes first, the file given first on
+// equal times. A file's next event is only known once read, so each
 // file is read a bounded slice at a time (memory does not grow with the
 // backlog) and an event is applied only when no other file can still produce
 // one that goes before it (see blocker). Live, that holds an event until the
@@ -27,6 +27,8 @@ type Stream struct {
 	seq   uint64    // reads so far: the watermark's clock
 	last  time.Time // log time of the last event applied in this step
 	clear uint64    // a read whose events are all applied as they are queued (applyNow)
+
+	observe func(ev *logparse.Event, first []byte) // set by ReadToEnd: receives the events instead of a store
 
 	caughtUp atomic.Bool  // every file's backlog found at start is applied
 	lastTime atomic.Int64 // log time (unix ns) of the last event applied
@@ -72,7 +74,9 @@ const maxApplyPerStep = 4096
 // applied anything: false means the files are idle and the caller may wait.
 func (s *Stream) Step() bool {
 	now := time.Now()
-	s.store.Tick(now)
+	if s.store != nil {
+		s.store.Tick(now)
+	}
 	progress := false
 	atEnd, caughtUp := true, true
 	for _, f := range s.files {
@@ -131,8 +135,12 @@ func (s *Stream) read(f *LogFile, now time.Time) bool {
 // apply applies f's next event.
 func (s *Stream) apply(f *LogFile) {
 	p := f.next()
-	s.batch.apply(&p.ev)
-	s.batch.record()
+	if s.observe != nil {
+		s.observe(&p.ev, p.first)
+	} else {
+		s.batch.apply(&p.ev)
+		s.batch.record()
+	}
 	s.last = p.ev.Time
 	f.pop()
 }
@@ -168,7 +176,7 @@ func (s *Stream) waiting() int {
 }
 
 // first is the file whose next event goes first by time (the lowest index on
-// equal times, as MergeByTime), or -1 when no file has one waiting.
+// equal times), or -1 when no file has one waiting.
 func (s *Stream) first() int {
 	best := -1
 	var bestEv *logparse.Event
@@ -197,6 +205,29 @@ func (s *Stream) blocker(i int) int {
 		}
 	}
 	return -1
+}
+
+// ReadToEnd merges files opened with LogFileOptions.ToEnd the way Step
+// merges followed ones, and gives observe every event in that order with the
+// first line of its record (both valid during the call only), until every
+// file is read to its end or one cannot be read further: its error is
+// returned. This is how the offline commands read.
+func ReadToEnd(files []*LogFile, observe func(ev *logparse.Event, first []byte)) error {
+	s := NewStream(nil, files, 0)
+	s.observe = observe
+	for {
+		s.Step()
+		done := true
+		for _, f := range files {
+			if f.err != nil {
+				return f.err
+			}
+			done = done && f.ended && f.next() == nil
+		}
+		if done {
+			return nil
+		}
+	}
 }
 
 // Files are the stream's files, in the order given.

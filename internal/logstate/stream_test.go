@@ -166,3 +166,24 @@ func TestEndlessRecordDoesNotHoldOtherFilesBack(t *testing.T) {
 		t.Errorf("want the growing record applied once, none of its lines malformed, got %d records, %d malformed", st.Records, st.Malformed)
 	}
 }
+
+// Catching up a backlog written long ago does not wait a poll interval for
+// continuation lines of its last record: the file's modification time says
+// nothing was written since. Readiness comes as soon as it is read.
+func TestCaughtUpOfAnOldBacklogDoesNotWaitForItsLastRecord(t *testing.T) {
+	server := filepath.Join(t.TempDir(), "server.log")
+	appendLines(t, server, line(isrUpd, "1", "orders-0", "1,2,3", "5"), line(isrUpd, "2", "orders-0", "1,2", "6"))
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(server, old, old); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(nil)
+	f := NewLogFile(server, LogFileOptions{FromBeginning: true, Location: time.UTC, PollInterval: time.Minute})
+	stream := NewStream(s, []*LogFile{f}, time.Minute)
+	for range 3 {
+		stream.Step()
+	}
+	if !stream.CaughtUp() || f.Stats().Records != 2 {
+		t.Errorf("want caught up with both records applied, got %v, %d records", stream.CaughtUp(), f.Stats().Records)
+	}
+}

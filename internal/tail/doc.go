@@ -50,6 +50,11 @@
 // again once it is a readable regular file. Standard input ("-") is read by
 // a goroutine of its own, as fast as it comes, and Poll takes what arrived.
 //
+// Options.ToEnd is the offline commands' reading (verify, events): the
+// rotated copies given, gzip ones decompressed, then the file, each from
+// offset 0 to its end, and then io.EOF; no rotation is followed, a file
+// that shrinks meanwhile is an error, and a pipe is waited for.
+//
 // Position and PositionStore let a restart resume where the last run
 // stopped, also when the file was rotated several times in between: the
 // saved file is found among the rolled siblings (server.log.2025-10-16-14,

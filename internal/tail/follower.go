@@ -45,6 +45,18 @@ type Options struct {
 	MaxLineBytes int
 	// Logger receives rotations, truncations and errors. Nil discards.
 	Logger *slog.Logger
+	// ToEnd reads the files once, Before first, then the path, each from
+	// its beginning to its end, and stops: Read returns io.EOF at the end,
+	// as at a pipe's. This is how the offline commands read: nothing is
+	// followed across a rotation, gzip files are decompressed, and a file
+	// that shrinks while it is read is an error.
+	ToEnd bool
+	// Before are the files a ToEnd read reads before the path, in order:
+	// its rotated copies, oldest first.
+	Before []string
+	// OnFile, with ToEnd, is called as each file is opened, before its
+	// first line is delivered, with its name.
+	OnFile func(name string)
 }
 
 // A Follower reads one file by name, like `tail -F`: it follows the name
@@ -68,6 +80,8 @@ type Follower struct {
 	cur     *os.File
 	curInfo os.FileInfo
 	curLive bool
+	curName string    // the file's name (the path, or a rolled or Before file's)
+	curData io.Reader // what is read: cur, or its decompressor
 	backlog []queued
 
 	offset   int64    // bytes of cur consumed
@@ -83,8 +97,9 @@ type Follower struct {
 	// missingSince is when the path was first found missing while the
 	// current file is open (zero while it is there).
 	missingSince time.Time
-	budget       int  // bytes the current Read may still read
-	resumed      bool // the last Read stopped at its budget: the next goes on with the same pass
+	lastWrite    time.Time // the live file's mtime when a read last reached its end
+	budget       int       // bytes the current Read may still read
+	resumed      bool      // the last Read stopped at its budget: the next goes on with the same pass
 
 	// hook, when set by tests, runs at points inside Poll where a real
 	// writer could act concurrently; it lets a test rotate "mid-poll".
@@ -100,6 +115,8 @@ type queued struct {
 	info os.FileInfo
 	from int64
 	live bool
+	name string    // "" for the path
+	data io.Reader // nil: f itself
 }
 
 type hookPoint int
@@ -156,6 +173,11 @@ func (f *Follower) Position() Position {
 	return f.pos
 }
 
+// LastWrite is the modification time the followed file had when a read last
+// reached its end (zero before that, and for a pipe). Call it from Read's
+// goroutine.
+func (f *Follower) LastWrite() time.Time { return f.lastWrite }
+
 // Stats returns a snapshot of the follower's counters.
 func (f *Follower) Stats() Stats { return f.stats.snapshot() }
 
@@ -205,9 +227,12 @@ func (f *Follower) Read(deliver func(line []byte), budget int) (more bool, err e
 	if budget <= 0 {
 		f.budget = math.MaxInt
 	}
-	if f.pipe != nil {
+	switch {
+	case f.pipe != nil:
 		err = f.pollPipe(deliver)
-	} else {
+	case f.opts.ToEnd:
+		err = f.pollToEnd(deliver)
+	default:
 		err = f.pollFile(deliver)
 	}
 	if errors.Is(err, errBudget) {
@@ -280,6 +305,7 @@ func (f *Follower) pollFile(deliver func([]byte)) error {
 			return &notRegularError{f.path, fi.Mode()}
 		}
 		if os.SameFile(fi, f.curInfo) {
+			f.lastWrite = fi.ModTime()
 			return nil
 		}
 		// Lines appended between our EOF and the rename are still in the
@@ -322,7 +348,7 @@ func (f *Follower) gone(deliver func([]byte), missing error) error {
 // complete lines.
 func (f *Follower) drain(deliver func([]byte)) error {
 	for f.budget > 0 {
-		n, err := f.cur.Read(f.buf[:min(len(f.buf), f.budget)])
+		n, err := f.curData.Read(f.buf[:min(len(f.buf), f.budget)])
 		if n > 0 {
 			chunk := f.buf[:n]
 			// Read first, then check the head is unchanged: if the file
@@ -346,8 +372,11 @@ func (f *Follower) drain(deliver func([]byte)) error {
 		if err == io.EOF || (err == nil && n == 0) {
 			return nil
 		}
+		if err != nil && f.opts.ToEnd {
+			return fmt.Errorf("%s: %w", f.curName, err) // as verify has always said it
+		}
 		if err != nil {
-			return fmt.Errorf("read %s: %w", f.path, err)
+			return fmt.Errorf("read %s: %w", f.curName, err)
 		}
 	}
 	return nil
@@ -436,7 +465,7 @@ func (f *Follower) openRolled(files []*rolledFile, live os.FileInfo) []queued {
 			fh.Close()
 			continue
 		}
-		q = append(q, queued{f: fh, info: fi})
+		q = append(q, queued{f: fh, info: fi, name: rf.name})
 	}
 	return q
 }
@@ -446,10 +475,16 @@ func (f *Follower) advance() {
 	q := f.backlog[0]
 	f.backlog = f.backlog[1:]
 	f.setCur(q.f, q.info, q.live, q.from)
+	if q.name != "" {
+		f.curName = q.name
+	}
+	if q.data != nil {
+		f.curData = q.data
+	}
 }
 
 func (f *Follower) setCur(fh *os.File, fi os.FileInfo, live bool, from int64) {
-	f.cur, f.curInfo, f.curLive = fh, fi, live
+	f.cur, f.curInfo, f.curLive, f.curName, f.curData = fh, fi, live, f.path, fh
 	f.offset, f.ref, f.lastByte = 0, newFileRef(fi), 0
 	if from > 0 {
 		if _, err := fh.Seek(from, io.SeekStart); err != nil {

@@ -21,16 +21,18 @@ const pipeSpareBytes = 4 * readBufferSize
 // ever waiting, so it never blocks its caller (who may hold a lock, or want
 // to stop) on a pipe that is quiet.
 type pipeReader struct {
-	mu     sync.Mutex
-	taken  *sync.Cond // signaled when data was taken or the follower closed
-	data   []byte     // arrived, not taken yet
-	err    error      // how the input ended: io.EOF at its end
-	closed bool
+	mu      sync.Mutex
+	taken   *sync.Cond // signaled when data was taken or the follower closed
+	arrived *sync.Cond // signaled when data arrived or the input ended
+	data    []byte     // arrived, not taken yet
+	err     error      // how the input ended: io.EOF at its end
+	closed  bool
 }
 
 func startPipeReader(r io.Reader) *pipeReader {
 	p := &pipeReader{}
 	p.taken = sync.NewCond(&p.mu)
+	p.arrived = sync.NewCond(&p.mu)
 	go p.fill(r)
 	return p
 }
@@ -52,6 +54,7 @@ func (p *pipeReader) fill(r io.Reader) {
 		}
 		p.data = append(p.data, buf[:n]...)
 		p.err = err
+		p.arrived.Signal()
 		p.mu.Unlock()
 		if err != nil {
 			return
@@ -61,10 +64,14 @@ func (p *pipeReader) fill(r io.Reader) {
 
 // take returns what has arrived, at most max bytes, and gives spare to
 // receive what comes next. The error that ended the input is returned once
-// everything before it has been taken.
-func (p *pipeReader) take(spare []byte, max int) ([]byte, error) {
+// everything before it has been taken. With wait, it waits for data or the
+// end of the input when nothing has arrived.
+func (p *pipeReader) take(spare []byte, max int, wait bool) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for wait && len(p.data) == 0 && p.err == nil && !p.closed {
+		p.arrived.Wait()
+	}
 	if len(p.data) > max {
 		data := spare[:0]
 		data = append(data, p.data[:max]...)
@@ -85,6 +92,7 @@ func (p *pipeReader) close() {
 	p.mu.Lock()
 	p.closed = true
 	p.taken.Broadcast()
+	p.arrived.Broadcast()
 	p.mu.Unlock()
 }
 
@@ -95,7 +103,9 @@ func (f *Follower) pollPipe(deliver func([]byte)) error {
 	if f.pipeIn == nil {
 		f.pipeIn = startPipeReader(f.pipe)
 	}
-	data, err := f.pipeIn.take(f.pipeSpare, f.budget)
+	// A ToEnd read waits for the pipe: what has not arrived yet is not
+	// later than what other files hold, only later to arrive.
+	data, err := f.pipeIn.take(f.pipeSpare, f.budget, f.opts.ToEnd)
 	if n := len(data); n > 0 {
 		f.lines.base = f.offset
 		f.budget -= n
@@ -112,8 +122,8 @@ func (f *Follower) pollPipe(deliver func([]byte)) error {
 		f.flush(deliver)
 		return io.EOF
 	}
-	if err == nil && f.budget <= 0 {
-		return errBudget
+	if err == nil && (f.budget <= 0 || f.opts.ToEnd) {
+		return errBudget // there is more to read now, or to wait for
 	}
 	return err
 }
