@@ -197,6 +197,31 @@ func TestAlertLoop(t *testing.T) {
 	}
 }
 
+// startAlerting is the alerting half of an alert loop over targets:
+// Prometheus evaluating the shipped rules, their durations divided by scale
+// (1: as shipped), every second, and Alertmanager sending to the returned
+// webhook. Its files are in dir; all of it stops at the end of the test.
+func startAlerting(ctx context.Context, t *testing.T, dir string, targets []stack.Target, scale int) (*stack.Prometheus, *stack.Alertmanager, *stack.Webhook) {
+	t.Helper()
+	rules, err := filepath.Abs("../alerts/kafka-replication.rules.yml")
+	must(t, err)
+	if scale != 1 {
+		scaled := filepath.Join(dir, "kafka-replication.rules.yml")
+		must(t, stack.ScaleRuleFile(rules, scaled, scale, ruleFloor))
+		rules = scaled
+	}
+	hook := stack.NewWebhook()
+	receiver := httptest.NewServer(hook)
+	t.Cleanup(receiver.Close)
+	am, err := stack.StartAlertmanager(ctx, dir, receiver.URL)
+	must(t, err)
+	t.Cleanup(am.Close)
+	prom, err := stack.StartPrometheus(ctx, dir, targets, []string{rules}, am.URL, time.Second)
+	must(t, err)
+	t.Cleanup(prom.Close)
+	return prom, am, hook
+}
+
 // alertPath is one alerting path of the loop: a sidecar per node with the
 // path's flags, its Prometheus, its Alertmanager and the webhook behind it.
 type alertPath struct {
@@ -218,17 +243,8 @@ func (p *alertPath) start(ctx context.Context, t *testing.T, c *harness.Cluster,
 	must(t, err)
 	t.Cleanup(es.Close)
 	dir := t.TempDir()
-	rules := filepath.Join(dir, "kafka-replication.rules.yml")
-	must(t, stack.ScaleRuleFile("../alerts/kafka-replication.rules.yml", rules, ruleScale, ruleFloor))
-	p.hook = stack.NewWebhook()
-	receiver := httptest.NewServer(p.hook)
-	t.Cleanup(receiver.Close)
-	am, err := stack.StartAlertmanager(ctx, dir, receiver.URL)
-	must(t, err)
-	t.Cleanup(am.Close)
-	p.prom, err = stack.StartPrometheus(ctx, dir, es.Targets(), []string{rules}, am.URL, time.Second)
-	must(t, err)
-	t.Cleanup(p.prom.Close)
+	var am *stack.Alertmanager
+	p.prom, am, p.hook = startAlerting(ctx, t, dir, es.Targets(), ruleScale)
 	t.Cleanup(func() {
 		notes, _ := p.hook.Notifications()
 		for _, n := range notes {

@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -317,17 +315,6 @@ func startLossAlertLoop(ctx context.Context, t *testing.T, c *harness.Cluster) *
 	es, err := stack.StartExporters(ctx, c, exporterBinary(t))
 	must(t, err)
 	t.Cleanup(es.Close)
-	dir := t.TempDir()
-	rules := filepath.Join(dir, "kafka-replication.rules.yml")
-	must(t, stack.ScaleRuleFile("../alerts/kafka-replication.rules.yml", rules, lossRuleScale, ruleFloor))
-	hook := stack.NewWebhook()
-	receiver := httptest.NewServer(hook)
-	t.Cleanup(receiver.Close)
-	am, err := stack.StartAlertmanager(ctx, dir, receiver.URL)
-	must(t, err)
-	t.Cleanup(am.Close)
-	prom, err := stack.StartPrometheus(ctx, dir, es.Targets(), []string{rules}, am.URL, time.Second)
-	must(t, err)
-	t.Cleanup(prom.Close)
+	prom, _, hook := startAlerting(ctx, t, t.TempDir(), es.Targets(), lossRuleScale)
 	return &lossAlertLoop{es: es, prom: prom, hook: hook}
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -301,18 +300,7 @@ func startLogDirAlertLoop(ctx context.Context, t *testing.T, targets []stack.Tar
 			return nil
 		}
 	}
-	dir := t.TempDir()
-	hook := stack.NewWebhook()
-	receiver := httptest.NewServer(hook)
-	t.Cleanup(receiver.Close)
-	am, err := stack.StartAlertmanager(ctx, dir, receiver.URL)
-	must(t, err)
-	t.Cleanup(am.Close)
-	rules, err := filepath.Abs("../alerts/kafka-replication.rules.yml")
-	must(t, err)
-	prom, err := stack.StartPrometheus(ctx, dir, targets, []string{rules}, am.URL, time.Second)
-	must(t, err)
-	t.Cleanup(prom.Close)
+	prom, _, hook := startAlerting(ctx, t, t.TempDir(), targets, 1)
 	return &lossAlertLoop{prom: prom, hook: hook}
 }
 

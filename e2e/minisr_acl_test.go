@@ -2,12 +2,10 @@ package e2e
 
 import (
 	"context"
-	"fmt"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,37 +37,18 @@ func TestMinISRWithoutDescribeConfigsACL(t *testing.T) {
 		"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users":           "User:ANONYMOUS",
 	}
-	brokerConf := map[string]string{
-		"listener.security.protocol.map":                              "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+	sasl := saslPlaintextCluster()
+	opts := sasl.options(t, map[string]string{
 		"sasl.enabled.mechanisms":                                     "SCRAM-SHA-512",
 		"listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
-	}
-	for k, v := range acl {
-		brokerConf[k] = v
-	}
-	saslPort := map[int32]int{}
-	c := harness.StartT(t, harness.Options{
-		Version:          kafkaCurrent,
-		BrokerConfig:     brokerConf,
-		ControllerConfig: acl,
-		NodeConfig: func(n *harness.Node) map[string]string {
-			port := freeTCPPort(t)
-			saslPort[n.ID] = port
-			sasl := fmt.Sprintf("SASL_PLAINTEXT://127.0.0.1:%d", port)
-			return map[string]string{
-				"listeners":            "PLAINTEXT://" + n.BrokerAddr + "," + sasl,
-				"advertised.listeners": "PLAINTEXT://" + n.BrokerAddr + "," + sasl,
-			}
-		},
 	})
+	maps.Copy(opts.BrokerConfig, acl)
+	opts.ControllerConfig = acl
+	c := harness.StartT(t, opts)
+	createSCRAMUser(t, c, "exporter", "s3cret-pw")
 	admin, err := c.Admin()
 	must(t, err)
 	defer admin.Close()
-	_, err = admin.UpsertUserScramCredentials([]sarama.AlterUserScramCredentialsUpsert{{
-		Name: "exporter", Mechanism: sarama.SCRAM_MECHANISM_SHA_512, Iterations: 8192, Password: []byte("s3cret-pw"),
-		Salt: []byte("kre-e2e-salt-0123"),
-	}})
-	must(t, err)
 	allow := func(typ sarama.AclResourceType, name string, pattern sarama.AclResourcePatternType, op sarama.AclOperation) *sarama.ResourceAcls {
 		return &sarama.ResourceAcls{
 			Resource: sarama.Resource{ResourceType: typ, ResourceName: name, ResourcePatternType: pattern},
@@ -87,27 +66,11 @@ func TestMinISRWithoutDescribeConfigsACL(t *testing.T) {
 
 	pwFile := filepath.Join(dir, "exporter.pw")
 	must(t, os.WriteFile(pwFile, []byte("s3cret-pw\n"), 0o600))
-	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
-	cmd := exec.Command(exporterBinary(t), "serve", "--web.listen-address="+addr,
-		fmt.Sprintf("--kafka.server=127.0.0.1:%d", saslPort[1]), "--kafka.broker-id=1", "--scope=cluster",
+	logPath := filepath.Join(dir, "exporter.log")
+	url := runAdminExporter(t, logPath,
+		sasl.server(1), "--kafka.broker-id=1", "--scope=cluster",
 		"--kafka.refresh-interval=1s", "--kafka.request-timeout=5s",
 		"--kafka.sasl.mechanism=scram-sha-512", "--kafka.sasl.username=exporter", "--kafka.sasl.password-file="+pwFile)
-	logPath := filepath.Join(dir, "exporter.log")
-	logf, err := os.Create(logPath)
-	must(t, err)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	must(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // fails only once the exporter has exited
-		_ = cmd.Wait()         // killed: its exit status says nothing
-		logf.Close()
-		if t.Failed() {
-			out, _ := os.ReadFile(logPath)
-			t.Logf("exporter log:\n%s", out)
-		}
-	})
-	url := "http://" + addr + "/metrics"
 	closed := map[string]string{"topic": "closed", "partition": "0"}
 	open := map[string]string{"topic": "open", "partition": "0"}
 

@@ -15,12 +15,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -62,39 +60,23 @@ func TestOAuthBearer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	caFile, keystore := writeTestPKI(t, dir)
-	idp := startTestIdP(t, keystore)
+	sasl := secureCluster(t, dir)
+	idp := startTestIdP(t, sasl.keystore)
 
-	saslPort := map[int32]int{}
-	c := harness.StartT(t, harness.Options{
-		Version: kafkaCurrent,
-		BrokerConfig: map[string]string{
-			"listener.security.protocol.map":                                        "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL",
-			"sasl.enabled.mechanisms":                                               "OAUTHBEARER",
-			"listener.name.sasl_ssl.oauthbearer.sasl.jaas.config":                   "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
-			"listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class": "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
-			"sasl.oauthbearer.jwks.endpoint.url":                                    idp.jwksURL,
-			"sasl.oauthbearer.expected.audience":                                    "kafka",
-			"sasl.oauthbearer.expected.issuer":                                      idp.issuer,
-			// Sessions end with their token, so the clients must
-			// re-authenticate with a fresh one (KIP-368).
-			"connections.max.reauth.ms":                                    "600000",
-			"listener.name.sasl_ssl.ssl.keystore.type":                     "PEM",
-			"listener.name.sasl_ssl.ssl.keystore.location":                 keystore,
-			"listener.name.sasl_ssl.ssl.endpoint.identification.algorithm": "",
-		},
-		NodeConfig: func(n *harness.Node) map[string]string {
-			port := freeTCPPort(t)
-			saslPort[n.ID] = port
-			sasl := fmt.Sprintf("SASL_SSL://127.0.0.1:%d", port)
-			return map[string]string{
-				"listeners":            "PLAINTEXT://" + n.BrokerAddr + "," + sasl,
-				"advertised.listeners": "PLAINTEXT://" + n.BrokerAddr + "," + sasl,
-			}
-		},
-		// Kafka 4 fetches no URL it was not allowed to.
-		JVMArgs: []string{"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=" + idp.jwksURL + "," + idp.tokenURL},
+	opts := sasl.options(t, map[string]string{
+		"sasl.enabled.mechanisms":                                               "OAUTHBEARER",
+		"listener.name.sasl_ssl.oauthbearer.sasl.jaas.config":                   "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+		"listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class": "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+		"sasl.oauthbearer.jwks.endpoint.url":                                    idp.jwksURL,
+		"sasl.oauthbearer.expected.audience":                                    "kafka",
+		"sasl.oauthbearer.expected.issuer":                                      idp.issuer,
+		// Sessions end with their token, so the clients must
+		// re-authenticate with a fresh one (KIP-368).
+		"connections.max.reauth.ms": "600000",
 	})
+	// Kafka 4 fetches no URL it was not allowed to.
+	opts.JVMArgs = []string{"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=" + idp.jwksURL + "," + idp.tokenURL}
+	c := harness.StartT(t, opts)
 	must(t, c.CreateTopic(ctx, harness.Topic{Name: "oauth", Assignment: [][]int32{{1, 2, 3}}}))
 	produceOK(ctx, t, c, "oauth", 3, sarama.WaitForAll)
 
@@ -102,26 +84,15 @@ func TestOAuthBearer(t *testing.T) {
 	run := func(name, clientID, secret, tokenURL string) (url, logPath string) {
 		secretFile := filepath.Join(dir, name+".secret")
 		must(t, os.WriteFile(secretFile, []byte(secret+"\n"), 0o600))
-		addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
 		logPath = filepath.Join(dir, name+".log")
-		cmd := exec.Command(exporterBinary(t), "serve", "--web.listen-address="+addr,
-			fmt.Sprintf("--kafka.server=127.0.0.1:%d", saslPort[1]), "--kafka.broker-id=1", "--scope=cluster",
+		url = runAdminExporter(t, logPath,
+			sasl.server(1), "--kafka.broker-id=1", "--scope=cluster",
 			"--kafka.refresh-interval=1s", "--kafka.request-timeout=5s",
-			"--kafka.tls.enabled", "--kafka.tls.ca-file="+caFile,
+			"--kafka.tls.enabled", "--kafka.tls.ca-file="+sasl.caFile,
 			"--kafka.sasl.mechanism=oauthbearer", "--kafka.sasl.oauthbearer.token-url="+tokenURL,
 			"--kafka.sasl.oauthbearer.client-id="+clientID, "--kafka.sasl.oauthbearer.client-secret-file="+secretFile,
 			"--kafka.sasl.oauthbearer.scope=kafka", "--kafka.sasl.oauthbearer.extension=tenant=e2e")
-		logf, err := os.Create(logPath)
-		must(t, err)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		must(t, cmd.Start())
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill() // fails only once the exporter has exited
-			_ = cmd.Wait()         // killed: its exit status says nothing
-			logf.Close()
-		})
-		return "http://" + addr + "/metrics", logPath
+		return url, logPath
 	}
 	good, goodLog := run("good", "exporter", "s3cret", idp.tokenURL)
 	type failing struct{ name, url, log, reason string }

@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -102,37 +100,11 @@ func TestCatchUpKeepsServingAndResumes(t *testing.T) {
 		t.Skip("builds the binary and writes a large backlog")
 	}
 	dir := t.TempDir()
-	bin := exporterBinary(t)
 	paths := writeBroker(t, dir, 20_000)
 	appendBacklog(t, paths[0], 1<<30) // a TRACE backlog of 1 GiB: seconds to catch up
 	positions := filepath.Join(dir, "positions.json")
-	start := func() (*exec.Cmd, string, chan error, *strings.Builder) {
-		addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-		cmd := exec.Command(bin, "serve", "--log.file="+paths[0], "--log.file="+paths[1], "--log.from-beginning",
-			"--log.position-file="+positions, "--web.listen-address="+addr, "--web.disable-exporter-metrics")
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill() // fails once the process has exited, as it should have
-			if err := <-exited; err != nil {
-				t.Logf("the exporter ended with %v", err)
-			}
-		})
-		return cmd, addr, exited, &stderr
-	}
-	get := func(addr, path string) (int, string) {
-		resp, err := http.Get("http://" + addr + path)
-		if err != nil {
-			return 0, ""
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+	start := func() *exporterProcess {
+		return startExporter(t, "--log.file="+paths[0], "--log.file="+paths[1], "--log.from-beginning", "--log.position-file="+positions)
 	}
 	savedOffset := func() int64 {
 		data, err := os.ReadFile(positions)
@@ -154,31 +126,22 @@ func TestCatchUpKeepsServingAndResumes(t *testing.T) {
 		return n
 	}
 
-	cmd, addr, exited, stderr := start()
-	waitFor(t, "/-/healthy", 10*time.Second, func() bool { code, _ := get(addr, "/-/healthy"); return code == 200 })
-	if code, _ := get(addr, "/-/ready"); code != http.StatusServiceUnavailable {
+	p := start()
+	waitFor(t, "/-/healthy", 10*time.Second, func() bool { code, _ := p.get("/-/healthy"); return code == 200 })
+	if code, _ := p.get("/-/ready"); code != http.StatusServiceUnavailable {
 		t.Errorf("want /-/ready 503 while catching up, got %d", code)
 	}
 	waitFor(t, "positions saved during catch-up", 20*time.Second, func() bool { return savedOffset() > 0 })
-	_, body := get(addr, "/metrics")
+	body := p.metrics()
 	if !strings.Contains(body, "kafka_replication_log_caught_up 0\n") || !strings.Contains(body, "kafka_replication_log_file_behind_bytes") {
 		t.Errorf("want caught_up 0 and behind bytes while catching up, got\n%s", grepLines(body, "caught_up|behind"))
 	}
 	sent := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	if err := p.signal(syscall.SIGTERM, 10*time.Second); err != nil {
+		t.Fatalf("want exit 0 after SIGTERM, got %v\n%s", err, p.stderr.String())
 	}
-	select {
-	case err := <-exited:
-		exited <- err
-		if err != nil {
-			t.Fatalf("want exit 0 after SIGTERM, got %v\n%s", err, stderr)
-		}
-		if d := time.Since(sent); d > 2*time.Second {
-			t.Errorf("SIGTERM during catch-up took %v, want under 2s", d)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no exit within 10s of SIGTERM\n%s", stderr)
+	if d := time.Since(sent); d > 2*time.Second {
+		t.Errorf("SIGTERM during catch-up took %v, want under 2s", d)
 	}
 	first := savedOffset()
 	var size int64
@@ -189,25 +152,19 @@ func TestCatchUpKeepsServingAndResumes(t *testing.T) {
 		t.Fatalf("want a saved position inside the backlog, got %d of %d", first, size)
 	}
 
-	cmd, addr, exited, stderr = start()
-	waitFor(t, "caught up after the restart", 120*time.Second, func() bool { code, _ := get(addr, "/-/ready"); return code == 200 })
-	_, body = get(addr, "/metrics")
+	p = start()
+	waitFor(t, "caught up after the restart", 120*time.Second, func() bool { code, _ := p.get("/-/ready"); return code == 200 })
+	body = p.metrics()
 	if !strings.Contains(body, "kafka_replication_log_caught_up 1\n") {
 		t.Errorf("want caught_up 1, got\n%s", grepLines(body, "caught_up"))
 	}
-	if rss := peakRSS(t, cmd.Process.Pid); rss > 96<<20 {
+	if rss := peakRSS(t, p.cmd.Process.Pid); rss > 96<<20 {
 		t.Errorf("peak RSS %d MB catching up %d MB, want at most 96 MB", rss>>20, size>>20)
 	}
 	// The last record is applied once the files were quiet for a poll
 	// interval, and saved within a second.
 	waitFor(t, "the positions at the end of the files", 10*time.Second, func() bool { return savedOffset() == size })
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-exited; err != nil {
-		t.Errorf("want exit 0 after SIGTERM, got %v\n%s", err, stderr)
-	}
-	exited <- nil
+	p.stop()
 	if got := savedOffset(); got != size {
 		t.Errorf("want the positions at the end of the files (%d) after SIGTERM, got %d", size, got)
 	}

@@ -4,8 +4,6 @@ package main
 
 import (
 	"errors"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,59 +90,25 @@ func TestFailedFinalSaveExitsNonZero(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	bin := exporterBinary(t)
 	logFile := writePartitionsLog(t, 10)
 	posDir := filepath.Join(dir, "state")
 	if err := os.Mkdir(posDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	cmd := exec.Command(bin, "serve", "--log.file="+logFile, "--log.from-beginning", "--log.position-file="+filepath.Join(posDir, "positions.json"),
-		"--log.poll-interval=20ms", "--web.listen-address="+addr, "--web.disable-exporter-metrics")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // fails once the process has exited, as it should have
-		if err := <-exited; err != nil {
-			t.Logf("the exporter ended with %v", err)
-		}
-	})
+	p := startExporter(t, "--log.file="+logFile, "--log.from-beginning", "--log.position-file="+filepath.Join(posDir, "positions.json"),
+		"--log.poll-interval=20ms")
 	waitFor(t, "the exporter to serve", 20*time.Second, func() bool {
-		body, err := getBody("http://" + addr + "/-/ready")
-		return err == nil && strings.HasPrefix(body, "Ready")
+		_, body := p.get("/-/ready")
+		return strings.HasPrefix(body, "Ready")
 	})
 	if err := os.RemoveAll(posDir); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	var ee *exec.ExitError
+	if err := p.signal(syscall.SIGTERM, 15*time.Second); !errors.As(err, &ee) || ee.ExitCode() != exitViolation {
+		t.Fatalf("want exit status %d, got %v\n%s", exitViolation, err, p.stderr.String())
 	}
-	select {
-	case err := <-exited:
-		exited <- err // for the cleanup
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != exitViolation {
-			t.Fatalf("want exit status %d, got %v\n%s", exitViolation, err, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatalf("the exporter did not exit within 15s of SIGTERM\n%s", stderr.String())
+	if !strings.Contains(p.stderr.String(), "Saving log positions at shutdown failed") {
+		t.Errorf("want the failed save logged, got\n%s", p.stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "Saving log positions at shutdown failed") {
-		t.Errorf("want the failed save logged, got\n%s", stderr.String())
-	}
-}
-
-func getBody(url string) (string, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
 }

@@ -4,75 +4,12 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// exporterRun is the exporter binary running serve on one log file with a
-// position file, as a service manager runs it.
-type exporterRun struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	addr   string
-	stderr strings.Builder
-	exited chan error
-}
-
-func startExporter(t *testing.T, logFile, positions string) *exporterRun {
-	t.Helper()
-	r := &exporterRun{t: t, addr: "127.0.0.1:" + strconv.Itoa(freePort(t)), exited: make(chan error, 1)}
-	r.cmd = exec.Command(exporterBinary(t), "serve", "--log.file="+logFile, "--log.from-beginning", "--log.position-file="+positions,
-		"--log.poll-interval=20ms", "--web.listen-address="+r.addr, "--web.disable-exporter-metrics")
-	r.cmd.Stderr = &r.stderr
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { r.exited <- r.cmd.Wait() }()
-	t.Cleanup(func() {
-		if r.cmd.ProcessState == nil {
-			_ = r.cmd.Process.Kill()
-			if err := <-r.exited; err != nil {
-				t.Logf("the exporter ended with %v", err) // killed: the test failed already
-			}
-		}
-	})
-	return r
-}
-
-// metrics returns the exporter's scrape, "" while it does not answer.
-func (r *exporterRun) metrics() string {
-	resp, err := http.Get("http://" + r.addr + "/metrics")
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return string(body)
-}
-
-// stop sends SIGTERM and waits for exit 0: the positions are saved.
-func (r *exporterRun) stop() {
-	r.t.Helper()
-	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		r.t.Fatal(err)
-	}
-	select {
-	case err := <-r.exited:
-		if err != nil {
-			r.t.Fatalf("want exit 0 after SIGTERM, got %v\n%s", err, r.stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		r.t.Fatalf("no exit within 15s of SIGTERM\n%s", r.stderr.String())
-	}
-}
 
 // A log replaced while the exporter was down by a copy of itself (a backup
 // restore, a config-management tool, a log shipper: the same bytes under a
@@ -107,7 +44,8 @@ func TestRestartAfterTheLogWasReplacedByACopy(t *testing.T) {
 				}
 			}
 			writeFile(t, logFile, data, 0o644)
-			first := startExporter(t, logFile, positions)
+			serve := []string{"--log.file=" + logFile, "--log.from-beginning", "--log.position-file=" + positions, "--log.poll-interval=20ms"}
+			first := startExporter(t, serve...)
 			records := func(n int) string {
 				return fmt.Sprintf("kafka_replication_log_records_total{file=%q} %d\n", logFile, n)
 			}
@@ -122,7 +60,7 @@ func TestRestartAfterTheLogWasReplacedByACopy(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			second := startExporter(t, logFile, positions)
+			second := startExporter(t, serve...)
 			waitFor(t, "the restart to read the log to its end", 20*time.Second, func() bool {
 				return strings.Contains(second.metrics(), "kafka_replication_log_caught_up 1\n")
 			})

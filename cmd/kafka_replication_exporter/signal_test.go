@@ -5,12 +5,8 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,60 +23,26 @@ func TestSIGHUPSavesPositionsAndExits(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	bin := exporterBinary(t)
 	logFile := writePartitionsLog(t, 100)
 	size := fileSize(t, logFile)
 	positions := filepath.Join(dir, "positions.json")
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-
-	cmd := exec.Command(bin, "serve", "--log.file="+logFile, "--log.from-beginning", "--log.position-file="+positions,
-		"--log.poll-interval=20ms", "--web.listen-address="+addr, "--web.disable-exporter-metrics")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // fails once the process has exited, as it should have
-		if err := <-exited; err != nil {
-			t.Logf("the exporter ended with %v", err)
-		}
-	})
+	p := startExporter(t, "--log.file="+logFile, "--log.from-beginning", "--log.position-file="+positions, "--log.poll-interval=20ms")
 
 	// Every record applied: the last one too, flushed once the file was quiet.
 	want := "kafka_replication_log_records_total{file=\"" + logFile + "\"} 100\n"
-	waitFor(t, "the exporter to read the whole log", 20*time.Second, func() bool {
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return strings.Contains(string(body), want)
-	})
+	waitFor(t, "the exporter to read the whole log", 20*time.Second, func() bool { return strings.Contains(p.metrics(), want) })
 	// Whatever the periodic save wrote: what is there after the signal must
 	// come from the shutdown.
 	if err := os.Remove(positions); err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
 	}
-	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		exited <- err // for the cleanup
-		if err != nil {
-			t.Fatalf("want exit 0 after SIGHUP, got %v\n%s", err, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatalf("the exporter did not exit within 15s of SIGHUP\n%s", stderr.String())
+	if err := p.signal(syscall.SIGHUP, 15*time.Second); err != nil {
+		t.Fatalf("want exit 0 after SIGHUP, got %v\n%s", err, p.stderr.String())
 	}
 
 	data, err := os.ReadFile(positions)
 	if err != nil {
-		t.Fatalf("want the positions saved at SIGHUP: %v\n%s", err, stderr.String())
+		t.Fatalf("want the positions saved at SIGHUP: %v\n%s", err, p.stderr.String())
 	}
 	var saved struct {
 		Positions []struct {
@@ -94,8 +56,8 @@ func TestSIGHUPSavesPositionsAndExits(t *testing.T) {
 	if len(saved.Positions) != 1 || saved.Positions[0].Path != logFile || saved.Positions[0].Offset != size {
 		t.Errorf("want %s saved at offset %d, got %s", logFile, size, data)
 	}
-	if !strings.Contains(stderr.String(), "hangup") {
-		t.Errorf("want the shutdown log line to name the signal, got\n%s", stderr.String())
+	if !strings.Contains(p.stderr.String(), "hangup") {
+		t.Errorf("want the shutdown log line to name the signal, got\n%s", p.stderr.String())
 	}
 }
 

@@ -154,7 +154,8 @@ func rssBytes() uint64 {
 
 // Clients that ask for /metrics and never read must not each pin a
 // rendering: 40 of them, arriving one after another, hold no more than two
-// scrape bodies of memory above idle (issue 19, item 4). The state is 5,000
+// scrape bodies of memory above idle, where each used to hold its own. The
+// state is 5,000
 // partitions of log-derived series (STUCK_PARTITIONS sets another number,
 // for docs/benchmarks.md).
 func TestStuckScrapersShareOneRendering(t *testing.T) {

@@ -248,7 +248,7 @@ func TestCheckerShrinkCountedOnCommit(t *testing.T) {
 // TestCheckerZooKeeperUncleanElection: a ZooKeeper-mode controller logs an
 // unclean election only as OfflinePartition → OnlinePartition with a leader
 // outside the last ISR it logged (RECOVERING from 3.2 on). Synthetic 2.8–3.5
-// lines and a real 3.9.1 controller's state-change.log (issue 20, item 3).
+// lines and a real 3.9.1 controller's state-change.log.
 func TestCheckerZooKeeperUncleanElection(t *testing.T) {
 	for file, want := range map[string][]string{
 		// orders-1: leader 3 was in the ISR [2,3] (clean); orders-0: 3 was not

@@ -239,8 +239,8 @@ func TestStorePendingISRShrink(t *testing.T) {
 }
 
 // A sidecar started after the leader's election reads no leader line before
-// the shrink; the shrink line itself says this broker leads (issue 14 item 2a,
-// seen on Kafka 4.4.0: the stall cause stayed unknown).
+// the shrink; the shrink line itself says this broker leads (seen on Kafka
+// 4.4.0, where the stall cause stayed unknown without it).
 func TestStorePendingISRShrinkWithoutEarlierLeaderLine(t *testing.T) {
 	s := NewStore(nil)
 	applyLines(t, s, line(shrinking, "2", "orders-0"))
@@ -278,7 +278,8 @@ func TestStoreCountsISRChangesTheLogDoesNotShow(t *testing.T) {
 }
 
 // TestStoreCountsLoweredHighWatermarks: the old leader's WARN on its return
-// is counted per partition, with the offsets it gave up (issue 20).
+// is counted per partition, with the offsets it gave up: the committed
+// offsets an unclean election lost.
 func TestStoreCountsLoweredHighWatermarks(t *testing.T) {
 	s := NewStore(nil)
 	const warn = "[2026-11-30 10:00:0%s,000] WARN [UnifiedLog partition=%s, dir=/var/kafka] Non-monotonic update of high watermark from (offset=%s, segment=[0:1]) to (offset=%s, segment=[0:1]) (org.apache.kafka.storage.internals.log.UnifiedLog)"

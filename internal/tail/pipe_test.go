@@ -82,7 +82,7 @@ func TestPollOnAQuietPipeReturnsAtOnce(t *testing.T) {
 	}
 }
 
-// TestPipeAtDiskSpeed is issue 13's stdin that fell hours behind: a 50 MB
+// TestPipeAtDiskSpeed keeps a piped stdin from falling hours behind: a 50 MB
 // log piped in is read to its end within seconds at the default poll
 // interval, every line exactly once.
 func TestPipeAtDiskSpeed(t *testing.T) {

@@ -79,9 +79,9 @@ const (
 	mtimesRecentEqualNoTimestamps = "recent equal mtimes, no line timestamps"
 )
 
-// TestResumeAfterRollsWhileDown is issue 14's data loss: the exporter stops
-// in the middle of the live file, the log rolls 1, 2 or 3 times while it is
-// down, and the restart must read the rest of the saved file, every file
+// TestResumeAfterRollsWhileDown guards against losing the lines of files
+// that rolled while the exporter was down: it stops in the middle of the
+// live file, the log rolls 1, 2 or 3 times while it is down, and the restart must read the rest of the saved file, every file
 // rolled after it in order, then the live file: each line exactly once, for
 // every numbering convention and whatever the mtimes say.
 func TestResumeAfterRollsWhileDown(t *testing.T) {

@@ -44,7 +44,7 @@ func pollState(t *testing.T, f *Follower, deliver func([]byte), n int, reason st
 	return st
 }
 
-// Issue 13: the log path replaced by a directory, then by a file again. The
+// The log path replaced by a directory, then by a file again. The
 // change is reported once (a warning, Reason, an error count, not Ready),
 // lines still written to the old file are read, and the new file is read
 // from its beginning once it is there.
