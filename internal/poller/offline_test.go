@@ -11,7 +11,7 @@ import (
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
-// TestPollerOfflineLogDir (issue 20 item 2): a replica Metadata lists as
+// TestPollerOfflineLogDir: a replica Metadata lists as
 // offline while its broker is up (a failed log directory) is in the
 // partition's Lags as offline, without a lag, instead of missing; a replica
 // of a broker Metadata no longer lists (dead, fenced) is not.

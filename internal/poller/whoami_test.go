@@ -38,7 +38,7 @@ func TestBrokerAtServer(t *testing.T) {
 		want    string
 	}{
 		{"same string but for case", byName, []string{"KAFKA-3.internal:9092"}, "3 same address"},
-		{"localhost against 127.0.0.1 (issue 24)", onLoopback, []string{"localhost:9093"}, "2 same IP and port"},
+		{"localhost against 127.0.0.1", onLoopback, []string{"localhost:9093"}, "2 same IP and port"},
 		{"IPv6 loopback against 127.0.0.1", onLoopback, []string{"[::1]:9094"}, "3 both addresses are this host's"},
 		{"a name against its IP", byIP, []string{"kafka-1.internal:9092"}, "1 same IP and port"},
 		{"an IP against a name", byName, []string{"10.0.0.3:9092"}, "3 same IP and port"},
@@ -66,7 +66,7 @@ func TestBrokerAtServer(t *testing.T) {
 	}
 }
 
-// TestPollerIdentifiesLocalhost is issue 24's quick start: --kafka.server
+// TestPollerIdentifiesLocalhost is the README quick start: --kafka.server
 // names the broker localhost while it advertises 127.0.0.1 (kfake's
 // listeners), and the other way round; the sidecar finds its broker, says so
 // and exports the partitions it leads.
@@ -152,7 +152,7 @@ func TestPollerIdentifiesFromLogLines(t *testing.T) {
 	}
 }
 
-// TestPollerOwnBrokerDownLeaderScope (issue 24 item 2): in leader scope a
+// TestPollerOwnBrokerDownLeaderScope: in leader scope a
 // sidecar whose own broker does not answer drops its partition series at
 // the first such refresh, whether Metadata failed altogether (its only
 // server was its broker) or came from a bootstrap server; up, the counters
