@@ -161,6 +161,7 @@ func Families() []*Family {
 		replicaLagFamily, replicaOfflineFamily, stallCauseFamily, brokerLogDirOfflineFamily,
 	)
 	fams = append(fams, adminUnusableFamilies()...)
+	fams = append(fams, quorumFamilies()...)
 	fams = append(fams, consumerGroupFamilies()...)
 	return append(fams, positionFamilies()...)
 }

@@ -122,6 +122,7 @@ func (m *AdminMetrics) Tables() ([]*Table, func()) {
 	s := m.src.Snapshot()
 	tables := []*Table{refreshTable(s), requestErrorTable(s), disagreementTable(s), topicMinISRTable(s), topicInfoTable(s), brokerTable(s), logDirTable(s)}
 	tables = append(tables, unusableTables(s)...)
+	tables = append(tables, quorumTables(s)...)
 	if s.Groups != nil {
 		tables = append(tables, groupTables(s)...)
 	}

@@ -5,7 +5,7 @@
 //
 // Every kafka_replication_* family is written by one text writer, WriteText,
 // from tables. A family is declared once, as a *Family in the descriptor
-// list (families.go, admin_families.go): its name, one-sentence HELP, TYPE,
+// list (families.go, admin_families.go, quorum_families.go): its name, one-sentence HELP, TYPE,
 // label names and, for a per-partition family, how it rolls up per topic
 // (Rollup), which the writer prints and the README table is generated from.
 // State becomes a Table: rows that share a label block (a partition, a
@@ -45,7 +45,7 @@
 // collectors, which WriteText merges in by family name.
 //
 // Each file uses only the files listed before it: exposition.go (the text
-// format), families.go and admin_families.go (the declarations), table.go
-// (Table, rowTable, rollupTable), log_metrics.go and admin_metrics.go (the
-// sources), write.go (WriteText).
+// format), families.go, admin_families.go and quorum_families.go (the
+// declarations), table.go (Table, rowTable, rollupTable), log_metrics.go,
+// quorum_metrics.go and admin_metrics.go (the sources), write.go (WriteText).
 package collector

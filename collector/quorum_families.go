@@ -1,0 +1,63 @@
+package collector
+
+// The KRaft metadata quorum's families (collector/admin's Snapshot.Quorum):
+// exported once per cluster, by the sidecar that speaks for it.
+
+// quorumDoc is the README note every quorum family shares.
+const quorumDoc = "From one DescribeQuorum per refresh, by the cluster-scope exporter or, in leader scope, the sidecar of the lowest broker id in Metadata only. "
+
+var (
+	quorumUpFamily = newFamily("metadata_quorum_up",
+		"1 if the last DescribeQuorum was answered with a metadata log leader, 0 otherwise.",
+		Gauge).
+		withDoc(quorumDoc + "At 0 only it and `metadata_quorum_unknown` are exported.")
+	quorumUnknownFamily = newFamily("metadata_quorum_unknown",
+		"1 for why the KRaft metadata quorum is not known; absent while metadata_quorum_up is 1.",
+		Gauge, "reason").sparse().
+		withDoc("Reasons: `denied` (CLUSTER_AUTHORIZATION_FAILED: grant DESCRIBE on CLUSTER), `unsupported` (ZooKeeper mode, or no API 55), " +
+			"`no_leader`, `error` (the code is in the WARN; counts in admin_request_errors_total{request=\"describe_quorum\"}), `timeout` (counts there too).")
+	quorumLeaderFamily = newFamily("metadata_quorum_leader_id",
+		"Node id of the active controller, the leader of the metadata log.",
+		Gauge).withDoc(quorumDoc)
+	quorumEpochFamily = newFamily("metadata_quorum_leader_epoch",
+		"Leader epoch of the metadata log (__cluster_metadata).",
+		Gauge).withDoc(quorumDoc + "A rise is a controller election.")
+	quorumHWFamily = newFamily("metadata_quorum_high_watermark",
+		"High watermark of the metadata log (offset).",
+		Gauge).
+		withDoc(quorumDoc + "Absent while a new leader has not committed yet. The active controller writes a record every 500 ms " +
+			"(KIP-835), so a high watermark that does not move means no working majority.")
+	quorumHWRegressionsFamily = newFamily("metadata_quorum_high_watermark_regressions_total",
+		"Times the metadata log's high watermark was lower than the previous one read.",
+		Counter).withDoc(quorumDoc)
+	quorumVotersFamily = newFamily("metadata_quorum_voters",
+		"Voters of the metadata quorum (CurrentVoters).",
+		Gauge).withDoc(quorumDoc)
+	quorumReplicaLEOFamily = newFamily("metadata_quorum_replica_log_end_offset",
+		"Log end offset of a voter or observer of the metadata log, as the leader last heard.",
+		Gauge, "node", "role").
+		withDoc(quorumDoc + "Roles: `voter` (the leader too), `observer` (every broker that is not a voter). Absent while the leader does not know it.")
+	quorumReplicaLagFamily = newFamily("metadata_quorum_replica_lag_records",
+		"Leader's log end offset minus this replica's, in records (0 for the leader).",
+		Gauge, "node", "role").withDoc(quorumDoc)
+	quorumReplicaLagSecondsFamily = newFamily("metadata_quorum_replica_lag_seconds",
+		"Leader's now minus the last time this replica was caught up, on the leader's clock.",
+		Gauge, "node", "role").
+		withDoc(quorumDoc + "DescribeQuorum v1 and up (Kafka 3.3); absent while the replica's timestamp is unknown.")
+	quorumReplicaFetchAgeFamily = newFamily("metadata_quorum_replica_last_fetch_age_seconds",
+		"Leader's now minus this replica's last fetch from the leader, on the leader's clock.",
+		Gauge, "node", "role").
+		withDoc(quorumDoc + "DescribeQuorum v1 and up; absent for the leader and while unknown. A frozen voter's grows without bound.")
+	quorumBrokersMissingFamily = newFamily("metadata_quorum_brokers_missing",
+		"Brokers in Metadata that are neither voters nor observers of the metadata log.",
+		Gauge).
+		withDoc(quorumDoc + "The leader drops an observer after 300 s without a fetch: a broker still registered that no longer replicates metadata.")
+)
+
+func quorumFamilies() []*Family {
+	return []*Family{
+		quorumUpFamily, quorumUnknownFamily, quorumLeaderFamily, quorumEpochFamily, quorumHWFamily, quorumHWRegressionsFamily,
+		quorumVotersFamily, quorumReplicaLEOFamily, quorumReplicaLagFamily, quorumReplicaLagSecondsFamily, quorumReplicaFetchAgeFamily,
+		quorumBrokersMissingFamily,
+	}
+}
