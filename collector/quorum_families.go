@@ -4,7 +4,7 @@ package collector
 // exported once per cluster, by the sidecar that speaks for it.
 
 // quorumDoc is the README note every quorum family shares.
-const quorumDoc = "From one DescribeQuorum per refresh, by the cluster-scope exporter or, in leader scope, the sidecar of the lowest broker id in Metadata only. "
+const quorumDoc = "One DescribeQuorum per refresh, by the cluster-scope exporter or, in leader scope, only the sidecar of the lowest broker id in Metadata. "
 
 var (
 	quorumUpFamily = newFamily("metadata_quorum_up",

@@ -19,7 +19,8 @@ const quorumPrefix = "kafka_replication_metadata_quorum_"
 // 3002 behind and not fetching, and brokers 0 and 1 observing: broker 2 is
 // missing.
 func lagQuorum() *fakekafka.Quorum {
-	return &fakekafka.Quorum{LeaderID: 3000, LeaderEpoch: 7, HW: 1000,
+	return &fakekafka.Quorum{
+		LeaderID: 3000, LeaderEpoch: 7, HW: 1000,
 		Voters: []fakekafka.QuorumReplica{
 			{ID: 3000, LEO: 1000, LastFetch: -1, LastCaughtUp: 1_000_000},
 			{ID: 3001, LEO: 1000, LastFetch: 999_900, LastCaughtUp: 999_900},

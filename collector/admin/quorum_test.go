@@ -112,8 +112,10 @@ func TestQuorumLaggingVoter(t *testing.T) {
 // timestamps, so no lag in seconds is made up from the defaults.
 func TestQuorumV0HasNoTimes(t *testing.T) {
 	f := fakekafka.New(t)
-	f.SetQuorum(&fakekafka.Quorum{LeaderID: 3000, LeaderEpoch: 7, HW: 10, OnlyV0: true,
-		Voters: []fakekafka.QuorumReplica{{ID: 3000, LEO: 10, LastFetch: -1, LastCaughtUp: -1}, {ID: 3001, LEO: 4, LastFetch: -1, LastCaughtUp: -1}}})
+	f.SetQuorum(&fakekafka.Quorum{
+		LeaderID: 3000, LeaderEpoch: 7, HW: 10, OnlyV0: true,
+		Voters: []fakekafka.QuorumReplica{{ID: 3000, LEO: 10, LastFetch: -1, LastCaughtUp: -1}, {ID: 3001, LEO: 4, LastFetch: -1, LastCaughtUp: -1}},
+	})
 	var logs bytes.Buffer
 	p := quorumPoller(t, f, -1, ScopeCluster, &logs)
 	p.refresh(context.Background())
