@@ -20,8 +20,6 @@ COPY go.mod go.sum ./
 RUN go mod download
 # Only the packages the binary is built from (dockerfile_test.go checks the list).
 COPY cmd/ cmd/
-COPY collector/ collector/
-COPY logparse/ logparse/
 COPY internal/ internal/
 ARG VERSION=0.1.0
 ARG REVISION=unknown

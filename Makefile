@@ -83,8 +83,8 @@ dashboard-png:
 	RENDER_DASHBOARD=1 $(GO) test -count=1 -run 'TestAlertLoop$$' ./e2e/
 
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./logparse/
-	$(GO) test -run='^$$' -fuzz=FuzzSplitter -fuzztime=60s ./logparse/
+	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./internal/logparse/
+	$(GO) test -run='^$$' -fuzz=FuzzSplitter -fuzztime=60s ./internal/logparse/
 
 clean:
 	rm -rf bin e2e.log e2e.log.retry

@@ -62,6 +62,9 @@ report() {
 		echo "PORTS: $hits line(s) of the e2e output say \"address already in use\" (a port taken between its choice and its bind):"
 		cat "$log" "$log.retry" 2>/dev/null | grep -i 'address already in use' | head -n 5 | cut -c1-300 | sed 's/^/  /'
 	fi
+	if [ ! -s "$log.retry" ] && [ "$hits" -eq 0 ]; then
+		echo "e2e: no retry, no \"address already in use\""
+	fi
 }
 trap report EXIT
 

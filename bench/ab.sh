@@ -2,8 +2,8 @@
 # A/B of one Go benchmark between two test binaries, run interleaved (A, B, B, A, A, B, …) so that
 # the development VM's slow phases hit both. Prints the best and median ns/op of each and the median
 # of the ratios of adjacent runs (B/A), the figure least disturbed by the machine's drift.
-#   git worktree add /tmp/old <commit> && (cd /tmp/old && go test -c -o /tmp/a.test ./logparse/)
-#   go test -c -o /tmp/b.test ./logparse/
+#   git worktree add /tmp/old <commit> && (cd /tmp/old && go test -c -o /tmp/a.test ./internal/logparse/)
+#   go test -c -o /tmp/b.test ./internal/logparse/
 #   bash bench/ab.sh /tmp/a.test /tmp/b.test 'ParseHWUpdate$' 20
 # Plain POSIX awk (mawk, busybox or gawk): the sorting is done here, not with gawk's asort.
 set -euo pipefail

@@ -60,15 +60,15 @@ VERIFY_BENCH_FILE="$log" go test -run '^$' -bench VerifyGenlog -benchtime 3x ./c
 fi
 if want parser; then
 echo "== parser (ours vs a regexp baseline), splitter; BenchmarkMachineByteLoop calibrates the machine"
-go test -run '^$' -bench . -benchmem -count 3 ./logparse/
+go test -run '^$' -bench . -benchmem -count 3 ./internal/logparse/
 fi
 if want metrics; then
 echo "== /metrics render (the table writer), admin refresh and processing (in process, kfake included)"
-go test -run '^$' -bench 'LogMetrics10kPartitions|Admin' -benchmem -benchtime 3x ./collector/ ./collector/admin/
+go test -run '^$' -bench 'LogMetrics10kPartitions|Admin' -benchmem -benchtime 3x ./internal/metrics/ ./internal/poller/
 fi
 if want follower; then
 echo "== follower throughput and CPU cost beside a 100k lines/s writer"
-go test -run '^$' -bench FollowerThroughput -benchtime 20x ./collector/tail/
+go test -run '^$' -bench FollowerThroughput -benchtime 20x ./internal/tail/
 bash bench/tail-cost.sh 15
 fi
 if want sidecar; then

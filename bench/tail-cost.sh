@@ -1,5 +1,5 @@
 #!/bin/sh
-# tail-cost.sh measures the follower (collector/tail) alone beside a 100k lines/s writer:
+# tail-cost.sh measures the follower (internal/tail) alone beside a 100k lines/s writer:
 # % of a core and max RSS from /usr/bin/time -v.
 # Usage: bash bench/tail-cost.sh [seconds]
 set -eu

@@ -15,8 +15,8 @@ import (
 )
 
 // scrapeFixture is the exporter's golden /metrics output, produced by the
-// collector's end-to-end test: the one source of truth for metric names.
-const scrapeFixture = "collector/fixtures/e2e-output.txt"
+// exporter's end-to-end test (cmd/kafka_replication_exporter): the one source of truth for metric names.
+const scrapeFixture = "internal/metrics/fixtures/e2e-output.txt"
 
 // notFromExporter are metrics the rules use that Prometheus itself produces.
 var notFromExporter = map[string]bool{"up": true}
@@ -132,7 +132,7 @@ func exposedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	f, err := os.Open(filepath.Join(repoRoot, scrapeFixture))
 	if err != nil {
-		t.Fatalf("%v: the exporter's golden scrape is missing, so the metric names in alerts/ and dashboards/ cannot be checked (the collector's end-to-end test writes it)", err)
+		t.Fatalf("%v: the exporter's golden scrape is missing, so the metric names in alerts/ and dashboards/ cannot be checked (the exporter's end-to-end test writes it)", err)
 	}
 	defer f.Close()
 	names := map[string]bool{}

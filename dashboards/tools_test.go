@@ -90,7 +90,7 @@ func TestPintLint(t *testing.T) {
 // TestPromtoolCheckMetrics lints the golden scrape as Prometheus' own tool
 // does: names, HELP, TYPE and units of every family the exporter writes.
 func TestPromtoolCheckMetrics(t *testing.T) {
-	const golden = "collector/fixtures/e2e-output.txt"
+	const golden = "internal/metrics/fixtures/e2e-output.txt"
 	in, err := os.Open(filepath.Join(repoRoot, golden))
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 // (awaiting nobody) events.
 //
 // Kafka 4.4.0 against the parser: every replication line the parser reads has the same format on 4.4.0 as on 4.1.1
-// (logparse/testdata/real-4.4.0-*, same event kinds as the 4.1.1 fixtures). Differences seen: the WARN "Truncating
+// (internal/logparse/testdata/real-4.4.0-*, same event kinds as the 4.1.1 fixtures). Differences seen: the WARN "Truncating
 // … below high watermark" (TestUncleanElection); a DEBUG "Submitting"/"Ignoring failed ISR update to
 // PendingShrinkIsr(outOfSyncReplicaIds=[3], …" prints a Java list where 3.9.1 and 4.1.1 print Set(3) (the parser
 // reads only PendingExpandIsr's newInSyncReplicaId); with a dedicated controller the leader's AlterPartition answer

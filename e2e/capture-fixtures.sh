@@ -1,5 +1,5 @@
 #!/bin/sh
-# capture-fixtures.sh — regenerate logparse/testdata/real-<version>-<what>.log
+# capture-fixtures.sh — regenerate internal/logparse/testdata/real-<version>-<what>.log
 # from real Kafka runs of the e2e scenarios (see e2e/README.md).
 #
 #   e2e/capture-fixtures.sh                     # run 4.4.0's scenarios, then trim their logs
@@ -8,7 +8,7 @@
 #
 # A fixture whose scenario did not run on a version (the version matrix runs
 # fewer scenarios on 4.1.1) keeps its earlier capture.
-# Afterwards: go test ./logparse/ -run Golden -update, and read the diff.
+# Afterwards: go test ./internal/logparse/ -run Golden -update, and read the diff.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -44,7 +44,7 @@ trim() {
 for v in $versions; do
 	r=$root/TestReplication_$v
 	u=$root/TestUncleanElection_$v
-	out=logparse/testdata/real-$v
+	out=internal/logparse/testdata/real-$v
 
 	# Leader 1 under acks=all: HW advances, ack progress, follower LEOs.
 	trim "$out-leader-acks.log" -cluster "$r" -topics baseline -per-kind 25 $(logs "$r" 1 server.log)
@@ -63,4 +63,4 @@ for v in $versions; do
 	trim "$out-unclean-state-change.log" -cluster "$u" -topics unclean $(logs "$u" 2 state-change.log)
 	trim "$out-unclean-controller.log" -cluster "$u" -topics unclean $(logs "$u" 101 controller.log)
 done
-wc -l logparse/testdata/real-*.log
+wc -l internal/logparse/testdata/real-*.log

@@ -292,7 +292,7 @@ func testControllerFencedChurn(ctx context.Context, t *testing.T, c *harness.Clu
 // but the ELR read and ListPartitionReassignments (forwarded to the frozen controller) still wait the deadline, so
 // the bound stays. testFrozenFollowerRefresh, with a 3 s timeout and one follower, saw threshold + 1.9 s. A sidecar
 // started after the leader's election has read no leader line, so the "Shrinking ISR" line itself marks the broker
-// the leader (collector/logstate); otherwise the cause would stay unknown. After SIGCONT the leader of the frozen
+// the leader (internal/logstate); otherwise the cause would stay unknown. After SIGCONT the leader of the frozen
 // topic logged a rejected PendingExpandIsr (OPERATION_NOT_ATTEMPTED) and then "ISR updated to 1,2".
 func testStallControllerFrozen(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	const (

@@ -317,7 +317,7 @@ func startLogDirAlertLoop(ctx context.Context, t *testing.T, targets []stack.Tar
 }
 
 // askedForNone sends the poller's DescribeLogDirs (one topic, no partition;
-// collector/admin/fetch_logdirs.go) to the broker at addr and checks that
+// internal/poller/fetch_logdirs.go) to the broker at addr and checks that
 // Kafka answers every directory and not one partition.
 func askedForNone(t *testing.T, addr string) {
 	t.Helper()

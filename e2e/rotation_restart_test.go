@@ -31,7 +31,7 @@ import (
 //
 // Measured, exact on both lines: 4.4.0 (log4j2, fileIndex="min"): 222 / 304 / 529 lines and 50 / 100 / 175 HW
 // updates read after 1 / 2 / 3 rolls; 3.9.1 (reload4j): 79 / 379 / 529 lines, 25 / 125 / 175 HW updates. With
-// collector/tail's rolled-file order forced back to "a higher number is newer", 3.9.1 fails at the first restart
+// internal/tail's rolled-file order forced back to "a higher number is newer", 3.9.1 fails at the first restart
 // (909 lines read where Kafka wrote 150). Wall time 34 s (4.4.0), 33 s (3.9.1).
 func TestRotationRestart(t *testing.T) {
 	if testing.Short() {

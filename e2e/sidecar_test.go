@@ -11,9 +11,9 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/metrics"
 )
 
 // TestSidecar runs one exporter beside each broker of a current Kafka cluster,
@@ -331,11 +331,11 @@ func seeing(m map[int32]stack.Metrics) map[int32]stack.Metrics {
 type check func(stack.Metrics) string
 
 // sparseFamilies are the families written only where not 0
-// (collector.Family.Sparse): where the row they belong to is exported, a
+// (exposition.Family.Sparse): where the row they belong to is exported, a
 // missing series of theirs is a 0.
 var sparseFamilies = func() map[string]bool {
 	out := map[string]bool{}
-	for _, f := range collector.Families() {
+	for _, f := range metrics.Families() {
 		if f.Sparse {
 			out[f.Name] = true
 		}

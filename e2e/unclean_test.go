@@ -57,7 +57,7 @@ import (
 // the checker counts the two as one election. 4.1.1 and 4.4.0 (ELR on by default) print the same UNCLEAN line plus
 // the ELR fields: "isr: [] -> [2], leader: -1 -> 2, leaderRecoveryState: RECOVERED -> RECOVERING, leaderEpoch: 1 ->
 // 2, elr: [1] -> [], lastKnownElr: [1] -> [], partitionEpoch: 2 -> 3": node 1 had been moved to the ELR when it
-// stopped, so the ISR was empty. The fixtures are logparse/testdata/real-*-unclean-*.log.
+// stopped, so the ISR was empty. The fixtures are internal/logparse/testdata/real-*-unclean-*.log.
 //
 // Wall time 23 s (4.4.0), 22 s (4.1.1), 15 s (3.9.1).
 func TestUncleanElection(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 )
 
 func main() {

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/genlog"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
 )
 
 // writeBroker writes a genlog.Broker timeline of n records into dir's

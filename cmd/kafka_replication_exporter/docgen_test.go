@@ -20,7 +20,7 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"go.yaml.in/yaml/v2"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/metrics"
 )
 
 const (
@@ -51,12 +51,12 @@ type metricRow struct {
 	labels          []string
 }
 
-// familyRows are the exporter's own families, as collector.Families()
+// familyRows are the exporter's own families, as metrics.Families()
 // declares them (the partition-labeled form of those with a per-topic
 // rollup), each help followed by its Doc text.
 func familyRows() []metricRow {
 	var rows []metricRow
-	for _, f := range collector.Families() {
+	for _, f := range metrics.Families() {
 		help := f.Help
 		if f.Doc != "" {
 			help += " " + f.Doc
@@ -167,7 +167,7 @@ func checkGeneratedBlock(t *testing.T, path, block, body string) {
 }
 
 // e2eGoldenPath is the golden scrape: every metric the exporter exposes.
-const e2eGoldenPath = "../../collector/fixtures/e2e-output.txt"
+const e2eGoldenPath = "../../internal/metrics/fixtures/e2e-output.txt"
 
 func firstDifference(have, want string) string {
 	h, w := strings.Split(have, "\n"), strings.Split(want, "\n")
@@ -265,11 +265,11 @@ func TestGoldenHasEveryFamily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range collector.Families() {
+	for _, f := range metrics.Families() {
 		if strings.HasSuffix(f.Name, "_timestamp_seconds") || strings.HasSuffix(f.Name, "_duration_seconds") {
 			continue
 		}
-		if f.Sparse || f.Derived { // no series for a healthy partition: collector's TestSparseAndDerivedFamilies
+		if f.Sparse || f.Derived { // no series for a healthy partition: internal/metrics' TestSparseAndDerivedFamilies
 			continue
 		}
 		if !strings.Contains(string(raw), "\n# TYPE "+f.Name+" "+f.Type.String()+"\n") {

@@ -26,9 +26,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-var update = flag.Bool("update", false, "rewrite collector/fixtures/e2e-output.txt from this run")
+var update = flag.Bool("update", false, "rewrite internal/metrics/fixtures/e2e-output.txt from this run")
 
-const e2eGolden = "../../collector/fixtures/e2e-output.txt"
+const e2eGolden = "../../internal/metrics/fixtures/e2e-output.txt"
 
 // fakeCluster is an in-process 3-broker Kafka (kfake) whose partitions are all
 // led by broker 0, with a known number of records in each.
@@ -251,12 +251,12 @@ func startSidecar(t *testing.T, args ...string) (*sidecar, *serveCommand) {
 }
 
 // waitFor polls cond until it holds or the deadline passes.
-// startFixtureSidecar runs serve on collector/fixtures/e2e's three logs,
+// startFixtureSidecar runs serve on internal/metrics/fixtures/e2e's three logs,
 // read from the beginning, against the Kafka at addr, and waits until every
 // record is read and the first admin refresh is done. extra flags are added.
 func startFixtureSidecar(t *testing.T, addr string, extra ...string) (*sidecar, *serveCommand) {
 	t.Helper()
-	const fx = "../../collector/fixtures/e2e/"
+	const fx = "../../internal/metrics/fixtures/e2e/"
 	sc, s := startSidecar(t, append([]string{
 		"--log.file=" + fx + "server.log", "--log.file=" + fx + "state-change.log", "--log.file=" + fx + "controller.log",
 		"--log.from-beginning", "--log.poll-interval=20ms",
@@ -331,7 +331,7 @@ func filterExposition(t *testing.T, r io.Reader) string {
 
 // TestEndToEndScrape is node_exporter's end-to-end test: the real handler, fed by
 // fixture logs and an in-process Kafka, scraped over HTTP and diffed against
-// collector/fixtures/e2e-output.txt. The alert and dashboard tests check every
+// internal/metrics/fixtures/e2e-output.txt. The alert and dashboard tests check every
 // metric name they use against that file, so it is the contract of the exporter.
 func TestEndToEndScrape(t *testing.T) {
 	// A second refresh a second later sees orders/0 stalled. The position

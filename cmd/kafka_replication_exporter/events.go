@@ -6,16 +6,17 @@ import (
 	"io"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/invariant"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // cmdEvents prints one JSON object per parsed event: the debugging view of what
 // the parser and the invariant checker see, and the format of the golden tests.
 func cmdEvents(files []string, loc *time.Location, stdin io.Reader, stdout, stderr io.Writer) int {
 	w := bufio.NewWriterSize(stdout, 256<<10)
-	checker := logparse.NewChecker()
+	checker := invariant.NewChecker()
 	var buf []byte
-	var res logparse.Result
+	var res invariant.Result
 	_, err := scanFiles(files, loc, stdin, func(file string, rec *logparse.Record, ev *logparse.Event) {
 		if ev == nil {
 			return

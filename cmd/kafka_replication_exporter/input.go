@@ -9,7 +9,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 )
 
 // maxLineBytes bounds the memory one physical line may take. The rest of a longer

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // A mapped file yields exactly the lines and cuts the bufio reader does,

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 )
 
 // A second exporter on a position file in use is refused with one clear

@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // scanStats counts what the offline commands read.

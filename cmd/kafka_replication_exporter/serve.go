@@ -25,10 +25,11 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/admin"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/exposition"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/metrics"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/poller"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 )
 
 // defaultListenAddress is outside the Kafka monitoring ports people already run
@@ -79,7 +80,7 @@ type serveCommand struct {
 	partitionLabels *bool
 	partitionSeries *string
 
-	admin *admin.Config
+	admin *poller.Config
 
 	autoMemLimit      *bool
 	autoMemLimitRatio *float64
@@ -119,7 +120,7 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 			"no ISR headroom, stalled or regressed HW, reassigning, unanswered, or a consumer group starved or behind on it); "+
 			"the others are summed per topic under the same names, and the log half's counters are per topic.").Default("all").Enum("all", "unhealthy")
 
-	s.admin = admin.AddFlags(cmd)
+	s.admin = poller.AddFlags(cmd)
 
 	s.autoMemLimit = cmd.Flag("auto-gomemlimit", "Set the Go runtime's soft memory limit (GOMEMLIMIT) from the container's memory limit "+
 		"(cgroup v1 or v2), unless GOMEMLIMIT is set.").Default("true").Bool()
@@ -305,14 +306,14 @@ type sidecar struct {
 	store     *logstate.Store
 	files     []*logstate.LogFile
 	stream    *logstate.Stream
-	admin     *admin.Poller
+	admin     *poller.Poller
 	positions *tail.PositionStore
 	saved     []tail.Position // the last positions written
 	// registry holds the standard collectors (build info, Go, process);
 	// direct is the state the metrics handler writes itself (every
 	// kafka_replication_* family).
 	registry *prometheus.Registry
-	direct   []collector.TableSource
+	direct   []exposition.TableSource
 }
 
 func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, logger *slog.Logger) (*sidecar, error) {
@@ -332,7 +333,7 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 			sc.positions.Close()
 			return nil, fmt.Errorf("--log.position-file: %w", err)
 		}
-		sc.direct = append(sc.direct, collector.PositionTables(sc.positions))
+		sc.direct = append(sc.direct, metrics.PositionTables(sc.positions))
 	}
 	for _, path := range *s.logFiles {
 		opts := logstate.LogFileOptions{
@@ -352,19 +353,19 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 	// are per topic: a counter moving between a partition's series and its
 	// topic's as the partition's health changes would look newborn to the
 	// alerts and count its old events again.
-	logm := collector.NewLogMetrics(sc.store, sc.stream, collector.LogMetricsOptions{
-		PartitionLabels: s.adminSeries() == collector.AllPartitionSeries,
+	logm := metrics.NewLogMetrics(sc.store, sc.stream, metrics.LogMetricsOptions{
+		PartitionLabels: s.adminSeries() == metrics.AllPartitionSeries,
 		LeaderGauges:    !adminMode,
 	})
 	sc.registry.MustRegister(versioncollector.NewCollector(programName))
-	sc.direct = append(sc.direct, collector.TableSource(logm.Tables))
+	sc.direct = append(sc.direct, exposition.TableSource(logm.Tables))
 	if adminMode {
-		sc.admin = admin.New(s.admin, admin.Options{
+		sc.admin = poller.New(s.admin, poller.Options{
 			TopicFilter: filter,
 			LogStore:    sc.logStore(),
 			Logger:      logger.With("component", "admin"),
 		})
-		sc.direct = append(sc.direct, collector.TableSource(collector.NewAdminMetrics(sc.admin, s.adminSeries()).Tables))
+		sc.direct = append(sc.direct, exposition.TableSource(metrics.NewAdminMetrics(sc.admin, s.adminSeries()).Tables))
 	}
 	if !*s.noExporterMet {
 		sc.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -376,7 +377,7 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 // Metadata says (deleted topics and replicas moved away: their log-derived
 // series disappear with them), nil when no log file is followed (admin-only
 // mode: the store stays empty).
-func (sc *sidecar) logStore() admin.LogStore {
+func (sc *sidecar) logStore() poller.LogStore {
 	if len(sc.files) == 0 {
 		return nil
 	}
@@ -460,7 +461,7 @@ func (sc *sidecar) ready() bool {
 
 func (sc *sidecar) handler(s *serveCommand) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(*s.metricsPath, newMetricsHandler(sc.registry, sc.direct, sc.logger, *s.maxRequests, *s.maxRenders))
+	mux.Handle(*s.metricsPath, exposition.NewMetricsHandler(sc.registry, sc.direct, sc.logger, *s.maxRequests, *s.maxRenders))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		io.WriteString(w, "Healthy\n")
@@ -493,12 +494,12 @@ func (sc *sidecar) handler(s *serveCommand) http.Handler {
 }
 
 // adminSeries is which partitions of the admin half have series of their own.
-func (s *serveCommand) adminSeries() collector.PartitionSeries {
+func (s *serveCommand) adminSeries() metrics.PartitionSeries {
 	switch {
 	case !*s.partitionLabels:
-		return collector.TopicSeries
+		return metrics.TopicSeries
 	case *s.partitionSeries == "unhealthy":
-		return collector.UnhealthyPartitionSeries
+		return metrics.UnhealthyPartitionSeries
 	}
-	return collector.AllPartitionSeries
+	return metrics.AllPartitionSeries
 }

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/logstate"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/collector/tail"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/genlog"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/tail"
 )
 
 // One truth, two readers: what serve's stream applies from a broker's files,

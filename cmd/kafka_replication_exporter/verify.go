@@ -9,7 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/invariant"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // maxExamples bounds the violating lines quoted per invariant.
@@ -59,13 +60,13 @@ func (r *verifyReport) failed() bool {
 
 // runVerify checks the invariants over the files and builds the report.
 func runVerify(paths []string, loc *time.Location, stdin io.Reader) (*verifyReport, error) {
-	checker := logparse.NewChecker()
-	invs := logparse.Invariants()
+	checker := invariant.NewChecker()
+	invs := invariant.Invariants()
 	reports := make([]invariantReport, len(invs))
 	for i, inv := range invs {
 		reports[i] = invariantReport{Name: inv.String(), Examples: []example{}}
 	}
-	var res logparse.Result
+	var res invariant.Result
 	st, err := scanFiles(paths, loc, stdin, func(file string, rec *logparse.Record, ev *logparse.Event) {
 		if ev == nil {
 			return
@@ -77,7 +78,7 @@ func runVerify(paths []string, loc *time.Location, stdin io.Reader) (*verifyRepo
 		// Visit only the invariants this event touched (a bit set, most
 		// often one bit), not all of them: this runs once per event.
 		for set := res.Checked | res.Violated; set != 0; set &= set - 1 {
-			inv := logparse.Invariant(bits.TrailingZeros16(uint16(set)))
+			inv := invariant.Invariant(bits.TrailingZeros16(uint16(set)))
 			ir := &reports[inv]
 			if res.Checked.Has(inv) {
 				ir.Checked++

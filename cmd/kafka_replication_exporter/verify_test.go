@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/genlog"
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/invariant"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // runCLI runs the program in-process and returns its exit code and output.
@@ -32,7 +33,7 @@ func verifyJSON(t *testing.T, args ...string) (int, verifyReport) {
 	return code, rep
 }
 
-func invariant(rep verifyReport, name string) invariantReport {
+func invariantOf(rep verifyReport, name string) invariantReport {
 	for _, ir := range rep.Invariants {
 		if ir.Name == name {
 			return ir
@@ -76,8 +77,8 @@ func TestVerifyMatchesGenlogManifest(t *testing.T) {
 			t.Errorf("%s events: want %d, got %d", name, want, got)
 		}
 	}
-	for _, inv := range logparse.Invariants() {
-		want, ir := m.Invariants[inv.String()], invariant(rep, inv.String())
+	for _, inv := range invariant.Invariants() {
+		want, ir := m.Invariants[inv.String()], invariantOf(rep, inv.String())
 		if ir.Checked != want.Checked || ir.Violations != want.Violations {
 			t.Errorf("%s: want %d checked, %d violations, got %d and %d", inv, want.Checked, want.Violations, ir.Checked, ir.Violations)
 		}
@@ -98,11 +99,11 @@ func TestVerifyMatchesGenlogManifest(t *testing.T) {
 		"isr_change_versioned": statusPassed, "isr_acks_complete": statusPassed, "no_truncation_below_hw": statusPassed,
 		"hw_stall_under_min_isr": statusPassed, "no_unclean_election": statusSkipped,
 	} {
-		if got := invariant(rep, name).Status; got != status {
+		if got := invariantOf(rep, name).Status; got != status {
 			t.Errorf("%s: want %s, got %s", name, status, got)
 		}
 	}
-	if ex := invariant(rep, "hw_monotonic").Examples; len(ex) == 0 || !strings.Contains(ex[0].Text, "High watermark updated") {
+	if ex := invariantOf(rep, "hw_monotonic").Examples; len(ex) == 0 || !strings.Contains(ex[0].Text, "High watermark updated") {
 		t.Errorf("want the violating HW line quoted, got %+v", ex)
 	}
 }
@@ -180,8 +181,8 @@ func TestVerifyRotatedFilesInTimeOrder(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "server.log"), []byte(hw("3", "4")), 0o644)
 	// Named out of order on purpose.
 	code, rep := verifyJSON(t, filepath.Join(dir, "server.log"), filepath.Join(dir, "server.log.2025-10-16-15.gz"), filepath.Join(dir, "server.log.2025-10-16-14"))
-	if code != exitOK || invariant(rep, "hw_monotonic").Checked != 3 {
-		t.Errorf("want 3 HW updates passing in order, got exit %d, %+v", code, invariant(rep, "hw_monotonic"))
+	if code != exitOK || invariantOf(rep, "hw_monotonic").Checked != 3 {
+		t.Errorf("want 3 HW updates passing in order, got exit %d, %+v", code, invariantOf(rep, "hw_monotonic"))
 	}
 }
 
@@ -321,8 +322,8 @@ func TestVerifyMergesFilesByTime(t *testing.T) {
 	}, "\n")+"\n"), 0o644)
 	writeFile(t, state, []byte("[2025-10-16 15:00:09,000] INFO [Broker id=1] Follower t-0 starts at leader epoch 4 from offset 500 with partition epoch 9 and high watermark 500. Current leader is 2. Previous leader Some(2) and previous leader epoch was 4. (state.change.logger)\n"), 0o644)
 	code, rep := verifyJSON(t, state, server) // state-change.log named first on purpose
-	if code != exitOK || invariant(rep, "no_truncation_below_hw").Violations != 0 {
-		t.Errorf("want no truncation below HW, got exit %d %+v", code, invariant(rep, "no_truncation_below_hw"))
+	if code != exitOK || invariantOf(rep, "no_truncation_below_hw").Violations != 0 {
+		t.Errorf("want no truncation below HW, got exit %d %+v", code, invariantOf(rep, "no_truncation_below_hw"))
 	}
 }
 
@@ -341,17 +342,17 @@ func TestVerifyNumberedRollsByModTime(t *testing.T) {
 		setMtime(t, p, mt)
 	}
 	code, rep := verifyJSON(t, filepath.Join(dir, "server.log"), filepath.Join(dir, "server.log.1"), filepath.Join(dir, "server.log.2"))
-	if code != exitOK || invariant(rep, "hw_monotonic").Violations != 0 {
-		t.Errorf("want log4j2-numbered files read oldest first, got exit %d %+v", code, invariant(rep, "hw_monotonic"))
+	if code != exitOK || invariantOf(rep, "hw_monotonic").Violations != 0 {
+		t.Errorf("want log4j2-numbered files read oldest first, got exit %d %+v", code, invariantOf(rep, "hw_monotonic"))
 	}
 }
 
-// The real broker logs of the e2e scenarios (logparse/testdata/real-*.log):
+// The real broker logs of the e2e scenarios (internal/logparse/testdata/real-*.log):
 // only the unclean-election scenario may fail, and exactly on the invariants it
 // breaks — on every Kafka version. Every other real log is a healthy cluster
 // (failover, ISR churn, min-ISR rejections) and must not raise a false alarm.
 func TestVerifyRealBrokerLogs(t *testing.T) {
-	logs, _ := filepath.Glob("../../logparse/testdata/real-*.log")
+	logs, _ := filepath.Glob("../../internal/logparse/testdata/real-*.log")
 	if len(logs) < 10 {
 		t.Fatalf("want the real-broker fixtures, found %d", len(logs))
 	}
@@ -383,7 +384,7 @@ func TestVerifyRealBrokerLogs(t *testing.T) {
 // NotEnoughReplicas exception joins the header of its own broker, and every
 // rejection is counted (read through to the end of the file).
 func TestVerifyMergedComposeLog(t *testing.T) {
-	code, rep := verifyJSON(t, "../../logparse/testdata/layout-compose-interleaved.log")
+	code, rep := verifyJSON(t, "../../internal/logparse/testdata/layout-compose-interleaved.log")
 	if code != exitOK || rep.Events["produce_rejected_min_isr"] != 3 || rep.Events["hw_update"] != 1 || rep.MalformedLines != 0 {
 		t.Errorf("want exit 0, 3 rejections, 1 HW update, 0 malformed, got %d %v %d", code, rep.Events, rep.MalformedLines)
 	}

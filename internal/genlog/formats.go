@@ -1,11 +1,11 @@
 package genlog
 
-import "github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+import "github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 
 // format is one kind of log line: its level, logger and message layout
 // (fmt verbs where the values go), and what the parser must make of it.
 // Every layout is copied from a real Kafka 4.1 broker capture in
-// logparse/testdata; TestFormatsAreReal holds them to those captures, so
+// internal/logparse/testdata; TestFormatsAreReal holds them to those captures, so
 // the generator cannot drift from what brokers print.
 type format struct {
 	level, logger, msg string

@@ -15,7 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/invariant"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // Options shape a generated log.
@@ -69,7 +70,7 @@ type generator struct {
 	buf       []byte
 	m         Manifest
 	events    [256]int64
-	inv       map[logparse.Invariant]*Expect
+	inv       map[invariant.Invariant]*Expect
 }
 
 // violation kinds, injected in turn.
@@ -93,9 +94,9 @@ func Write(w io.Writer, o Options) (Manifest, error) {
 		rng:    rand.New(rand.NewPCG(o.Seed, 0x6b61666b61)),
 		t:      time.Date(2025, 10, 16, 15, 57, 12, 612e6, time.UTC),
 		broker: o.Broker,
-		inv:    make(map[logparse.Invariant]*Expect),
+		inv:    make(map[invariant.Invariant]*Expect),
 	}
-	for _, inv := range logparse.Invariants() {
+	for _, inv := range invariant.Invariants() {
 		g.inv[inv] = &Expect{}
 	}
 	n := 0
@@ -150,7 +151,7 @@ func Write(w io.Writer, o Options) (Manifest, error) {
 			g.rejected(p, 1, []int32{g.broker})
 		case r < 0.80:
 			g.line(&hwBlocked, p.topic, p.index, g.broker, g.broker)
-			g.check(logparse.HWStallUnderMinISR, false)
+			g.check(invariant.HWStallUnderMinISR, false)
 		case r < 0.81:
 			g.leadershipBounce(p)
 		case r < 0.90:
@@ -201,7 +202,7 @@ func (g *generator) continuation(layout string, args ...any) {
 	g.m.Lines++
 }
 
-func (g *generator) check(inv logparse.Invariant, violated bool) {
+func (g *generator) check(inv invariant.Invariant, violated bool) {
 	e := g.inv[inv]
 	e.Checked++
 	if violated {
@@ -235,10 +236,10 @@ func (g *generator) produceBatch(p *partition) {
 	oldPos := p.pos
 	p.pos += (900 + g.rng.Int64N(300)) * (next - old)
 	g.line(&hwUpdate, p.topic, p.index, g.broker, old, p.seg, oldPos, next, p.seg, p.pos)
-	g.check(logparse.HWMonotonic, false)
+	g.check(invariant.HWMonotonic, false)
 	p.hw = next
 	g.line(&ackProgress, p.topic, p.index, g.broker, next, acked.String(), "")
-	g.check(logparse.ISRAcksComplete, false)
+	g.check(invariant.ISRAcksComplete, false)
 }
 
 // isrChange shrinks a full ISR by a follower that fell behind, or expands a
@@ -269,8 +270,8 @@ func (g *generator) isrChange(p *partition) {
 // isrUpdated writes the leader's "ISR updated" line with a given version.
 func (g *generator) isrUpdated(p *partition, version int64) {
 	g.line(&isrUpdate, p.topic, p.index, g.broker, joinIDs(p.isr, ","), version)
-	g.check(logparse.ISRChangeVersioned, false)
-	g.check(logparse.PartitionEpochMonotonic, p.checkedEpoch >= 0 && version <= p.checkedEpoch)
+	g.check(invariant.ISRChangeVersioned, false)
+	g.check(invariant.PartitionEpochMonotonic, p.checkedEpoch >= 0 && version <= p.checkedEpoch)
 	p.checkedEpoch = version
 }
 
@@ -278,7 +279,7 @@ func (g *generator) isrUpdated(p *partition, version int64) {
 func (g *generator) rejected(p *partition, isrSize int, live []int32) {
 	g.line(&produceRejected, g.broker, p.topicID, p.topic, p.index)
 	g.continuation(notEnoughReplicas, isrSize, 2, p.topic, p.index, joinIDs(live, ", "))
-	g.check(logparse.MinISREnforced, isrSize >= 2)
+	g.check(invariant.MinISREnforced, isrSize >= 2)
 }
 
 // leadershipBounce: the broker loses the leadership, truncates to its HW as
@@ -290,9 +291,9 @@ func (g *generator) leadershipBounce(p *partition) {
 	g.line(&followerStart, g.broker, p.topic, p.index, p.leaderEpoch, p.hw, p.version, p.hw, leader, g.broker, p.leaderEpoch-1)
 	p.checkedEpoch = max(p.checkedEpoch, p.version)
 	g.line(&fetcherTruncation, g.broker, leader, p.topic, p.index, p.hw, p.hw)
-	g.check(logparse.NoTruncationBelowHW, false)
+	g.check(invariant.NoTruncationBelowHW, false)
 	g.line(&logTruncation, p.topic, p.index, p.hw)
-	g.check(logparse.NoTruncationBelowHW, false)
+	g.check(invariant.NoTruncationBelowHW, false)
 	p.leaderEpoch++
 	p.version++
 	g.line(&leaderStart, g.broker, p.topic, p.index, p.topicID, p.leaderEpoch, p.hw, p.version, p.hw, joinIDs(p.isr, ","), leader, p.leaderEpoch-1)
@@ -305,7 +306,7 @@ func (g *generator) inject(p *partition, kind int) {
 	case injectHW:
 		lower := max(0, p.hw-1-g.rng.Int64N(50))
 		g.line(&hwUpdate, p.topic, p.index, g.broker, p.hw, p.seg, p.pos, lower, p.seg, p.pos)
-		g.check(logparse.HWMonotonic, true)
+		g.check(invariant.HWMonotonic, true)
 		p.hw = lower
 	case injectEpoch:
 		if p.checkedEpoch < 0 {

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/logparse"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/invariant"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // TestManifestIsWhatTheParserFinds reads a generated log with logparse and
@@ -29,9 +30,9 @@ func TestManifestIsWhatTheParserFinds(t *testing.T) {
 		var lines, records int64
 		events := make(map[string]int64)
 		got := make(map[string]Expect)
-		sp, p, c := logparse.NewSplitter(), logparse.NewParser(time.UTC), logparse.NewChecker()
+		sp, p, c := logparse.NewSplitter(), logparse.NewParser(time.UTC), invariant.NewChecker()
 		var ev logparse.Event
-		var res logparse.Result
+		var res invariant.Result
 		observe := func(rec *logparse.Record) {
 			records++
 			if !p.ParseInto(rec, &ev) {
@@ -39,7 +40,7 @@ func TestManifestIsWhatTheParserFinds(t *testing.T) {
 			}
 			events[ev.Type.String()]++
 			c.Observe(&ev, &res)
-			for _, inv := range logparse.Invariants() {
+			for _, inv := range invariant.Invariants() {
 				e := got[inv.String()]
 				if res.Checked.Has(inv) {
 					e.Checked++
@@ -66,7 +67,7 @@ func TestManifestIsWhatTheParserFinds(t *testing.T) {
 		if sp.Malformed() != 0 || p.Malformed() != 0 {
 			t.Errorf("%+v: want no malformed line, got %d split, %d parsed", o, sp.Malformed(), p.Malformed())
 		}
-		if len(m.Events) != len(logparse.Types()) || len(m.Invariants) != len(logparse.Invariants()) {
+		if len(m.Events) != len(logparse.Types()) || len(m.Invariants) != len(invariant.Invariants()) {
 			t.Errorf("%+v: want every type and invariant in the manifest, got %v %v", o, m.Events, m.Invariants)
 		}
 		for name, want := range m.Events {
@@ -120,10 +121,10 @@ func TestSameSeedSameLog(t *testing.T) {
 }
 
 // TestFormatsAreReal holds every line format to a real broker's output:
-// each must match a line of the Kafka 4.1 captures in logparse/testdata,
+// each must match a line of the Kafka 4.1 captures in internal/logparse/testdata,
 // values aside.
 func TestFormatsAreReal(t *testing.T) {
-	paths, _ := filepath.Glob("../../logparse/testdata/real-4.1*.log")
+	paths, _ := filepath.Glob("../logparse/testdata/real-4.1*.log")
 	if len(paths) < 5 {
 		t.Fatalf("want the real Kafka 4.1 captures, found %v", paths)
 	}

@@ -1,5 +1,5 @@
 // Command trimlog cuts a real Kafka log from an e2e cluster down to a small,
-// deterministic fixture for logparse/testdata: it keeps the replication
+// deterministic fixture for internal/logparse/testdata: it keeps the replication
 // records of the chosen topics (with their continuation lines), caps the
 // chatty DEBUG/TRACE kinds, and replaces what differs from run to run
 // (directories, ports, topic/directory/cluster ids) with fixed values.

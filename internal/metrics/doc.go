@@ -1,0 +1,25 @@
+// Package metrics turns the sidecar's state into Prometheus metrics: it
+// declares the exporter's kafka_replication_* families and maps the state
+// onto tables that internal/exposition writes. The state lives elsewhere and
+// is read as snapshots: the broker's logs in internal/logstate, the Kafka
+// admin API in internal/poller's Poller. A scrape only reads memory: it never
+// waits on a file or on Kafka. It imports internal/exposition (the writer),
+// internal/logstate, internal/poller and internal/tail (for their
+// snapshots) and internal/logparse (the event types); internal/exposition
+// never imports it.
+//
+// A family is declared once, as an *exposition.Family in the descriptor
+// list (families.go, admin_families.go, ...); Families lists them all, for
+// the README table. Each source snapshots its state and returns one table
+// per label set, a column per family (see package exposition for Table,
+// RowTable and RollupTable).
+//
+// The log half (log_metrics.go) and the admin half (admin_metrics.go) are
+// both TableSources; the registry holds only the build info, Go and process
+// collectors, which exposition.WriteText merges in by family name.
+//
+// Each file uses only the files listed before it: values.go (label values and
+// value helpers), families.go, admin_families.go and quorum_families.go (the
+// declarations), log_metrics.go, quorum_metrics.go and admin_metrics.go (the
+// sources).
+package metrics

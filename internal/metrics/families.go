@@ -1,0 +1,191 @@
+package metrics
+
+import (
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/exposition"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logstate"
+)
+
+// sparseAll marks every family of fams Sparse.
+func sparseAll[A ~[logstate.NumCounters]*exposition.Family](fams A) A {
+	for _, f := range fams {
+		f.MarkSparse()
+	}
+	return fams
+}
+
+// Label name sets, sorted.
+var (
+	partitionLabels = []string{"partition", "topic"}
+	topicLabels     = []string{"topic"}
+)
+
+// The log-derived per-partition counters, indexed by logstate.Counter. Each
+// is sparse: a partition whose broker logged none of its events has no series
+// (the alerts count a series born in their window, which increase() misses).
+var logCounterFamilies = sparseAll([logstate.NumCounters]*exposition.Family{
+	logstate.HWUpdates: exposition.NewFamily("partition_high_watermark_updates_total",
+		"High-watermark advances this broker logged as the partition's leader.",
+		exposition.Counter, partitionLabels...).
+		WithDoc("From `High watermark updated from … to …` (kafka.cluster.Partition, DEBUG).").
+		RollsUp(exposition.Sum, ""),
+	logstate.HWViolations: exposition.NewFamily("partition_high_watermark_violations_total",
+		"High-watermark decreases within one leadership (the hw_monotonic invariant).",
+		exposition.Counter, partitionLabels...).
+		WithDoc("Consecutive `High watermark updated` lines of one leadership whose offset went back (DEBUG).").
+		RollsUp(exposition.Sum, ""),
+	logstate.HWBlocked: exposition.NewFamily("partition_high_watermark_blocked_total",
+		"High-watermark increments refused while the partition was under min ISR (KAFKA-15583).",
+		exposition.Counter, partitionLabels...).
+		WithDoc("From `Not increasing HWM because partition is under min ISR` (kafka.cluster.Partition, TRACE, Kafka ≥ 3.7).").
+		RollsUp(exposition.Sum, ""),
+	logstate.ISRShrinks: exposition.NewFamily("partition_isr_shrinks_total",
+		"Committed ISR shrinks seen in this broker's log or, in leader scope, in Metadata.",
+		exposition.Counter, partitionLabels...).
+		WithDoc("From an `ISR updated to …` with fewer members than the ISR known before (kafka.cluster.Partition, INFO), the leader's "+
+			"`Shrinking ISR from … to …` telling that ISR, or `Ignoring failed ISR update to PendingShrinkIsr … since we have already updated state to …` (DEBUG). "+
+			"A `Shrinking ISR` alone only proposes the shrink: one the controller rejects (`Failed to alter partition to …`, counted in "+
+			"`kafka_replication_partition_alter_partition_failures_total`) or never answers is not counted; meanwhile the stall cause `isr_shrink_pending` shows it.").
+		RollsUp(exposition.Sum, ""),
+	logstate.ISRExpands: exposition.NewFamily("partition_isr_expands_total",
+		"Committed ISR expansions seen in this broker's log or, in leader scope, in Metadata.",
+		exposition.Counter, partitionLabels...).
+		WithDoc("From an `ISR updated to …` with more members than the previous one (INFO), or `Ignoring failed ISR update to PendingExpandIsr … since we have "+
+			"already updated state to …` for an expansion that reached the leader through metadata first (DEBUG); Kafka ≤ 2.7: `Expanding ISR`.").
+		RollsUp(exposition.Sum, ""),
+	logstate.EpochRegressions: exposition.NewFamily("partition_epoch_regressions_total",
+		"ISR updates whose partition epoch did not increase (the partition_epoch_monotonic invariant).",
+		exposition.Counter, partitionLabels...).
+		WithDoc("From `ISR updated to … and version updated to N` lines whose version did not increase (INFO).").
+		RollsUp(exposition.Sum, ""),
+	logstate.NotEnoughReplicas: exposition.NewFamily("partition_produce_not_enough_replicas_total",
+		"Produce requests this broker rejected with NotEnoughReplicas.",
+		exposition.Counter, partitionLabels...).
+		WithDoc("From `Error processing append operation` with NotEnoughReplicasException (kafka.server.ReplicaManager, ERROR).").
+		RollsUp(exposition.Sum, ""),
+	logstate.Truncations: exposition.NewFamily("partition_truncations_total",
+		"Log truncations that removed data.",
+		exposition.Counter, partitionLabels...).
+		WithDoc("From UnifiedLog `Truncating to offset N` (INFO); the fetcher's `Truncating partition …` alone does not count.").
+		RollsUp(exposition.Sum, ""),
+	logstate.TruncationsBelowHW: exposition.NewFamily("partition_truncations_below_high_watermark_total",
+		"Truncations below this replica's last known high watermark, that is committed data lost.",
+		exposition.Counter, partitionLabels...).
+		WithDoc("Fetcher and UnifiedLog truncation lines checked against `Log loaded … initial high watermark`, the leader/follower lines and HW updates.").
+		RollsUp(exposition.Sum, ""),
+	logstate.UncleanElections: exposition.NewFamily("partition_unclean_leader_elections_total",
+		"Unclean leader elections, counted once however many controllers logged them.",
+		exposition.Counter, partitionLabels...).
+		WithDoc("From controller.log `UNCLEAN partition change` / `Setting new leader … using an unclean election` (KRaft); in ZooKeeper mode from the controller's "+
+			"state-change.log `Changed partition … from OfflinePartition to OnlinePartition` with `leaderRecoveryState=RECOVERING` or a leader outside the last "+
+			"ISR.").
+		RollsUp(exposition.Sum, ""),
+	logstate.LeaderTransitions: exposition.NewFamily("partition_leader_transitions_total",
+		"Times this broker became the partition's leader.",
+		exposition.Counter, partitionLabels...).
+		WithDoc("From state-change.log `Leader … starts at leader epoch` (INFO).").
+		RollsUp(exposition.Sum, ""),
+	logstate.FollowerTransitions: exposition.NewFamily("partition_follower_transitions_total",
+		"Times this broker became a follower of the partition.",
+		exposition.Counter, partitionLabels...).
+		WithDoc("From state-change.log `Follower … starts at leader epoch` (INFO).").
+		RollsUp(exposition.Sum, ""),
+	logstate.AlterPartitionFailures: exposition.NewFamily("partition_alter_partition_failures_total",
+		"ISR changes this broker failed to make.",
+		exposition.Counter, partitionLabels...).
+		WithDoc("From `Failed to alter partition` / `Failed to update ISR` (kafka.cluster.Partition).").
+		RollsUp(exposition.Sum, ""),
+	logstate.HWLowered: exposition.NewFamily("partition_high_watermark_lowered_total",
+		"Times this replica's high watermark was lowered, as Kafka's own WARN says: committed records it gave up, typically as the old leader rejoining after "+
+			"an unclean election.",
+		exposition.Counter, partitionLabels...).
+		WithDoc("From UnifiedLog `Non-monotonic update of high watermark from X to Y` (WARN).").
+		RollsUp(exposition.Sum, ""),
+	logstate.HWLoweredOffsets: exposition.NewFamily("partition_high_watermark_lowered_offsets_total",
+		"Offsets by which this replica's high watermark was lowered, summed over those WARNs (X − Y each).",
+		exposition.Counter, partitionLabels...).
+		WithDoc("A lower bound of what the partition lost: X is this replica's own HW, which may lag the leader's.").
+		RollsUp(exposition.Sum, ""),
+})
+
+// The log-derived high watermark of each partition.
+var logHWFamily = exposition.NewFamily("partition_log_high_watermark",
+	"Last high watermark this broker's log showed for the partition.",
+	exposition.Gauge, partitionLabels...).
+	WithDoc("From `High watermark updated`, `Log loaded … initial high watermark` and the leader/follower lines.").
+	RollsUp(exposition.Sum, "")
+
+// The two families both halves export: the admin half joins Metadata with
+// the log's view; without the admin API (log-only mode) the log half exports
+// its own view, for the partitions this broker leads.
+var (
+	isrFamily = exposition.NewFamily("partition_in_sync_replicas",
+		"In-sync replicas of the partition (Metadata joined with this broker's logs: the fresher wins; log-only mode: this broker's log, for partitions it leads).",
+		exposition.Gauge, partitionLabels...).
+		RollsUp(exposition.Sum, "Sum of in-sync replicas over the topic's exported partitions (Metadata joined with this broker's logs).")
+	leaderEpochFamily = exposition.NewFamily("partition_leader_epoch",
+		"Leader epoch of the partition (Metadata joined with this broker's logs: the fresher wins; log-only mode: state-change.log, for partitions this broker "+
+			"leads).",
+		exposition.Gauge, partitionLabels...)
+)
+
+// The event totals, by logparse event type.
+var (
+	logEventsFamily = exposition.NewFamily("log_events_total", "Log records that parsed to a replication event, by logparse event type.",
+		exposition.Counter, "type")
+	logLastEventFamily = exposition.NewFamily("log_last_event_timestamp_seconds",
+		"Time of the last event of the type: its own timestamp, or when it was read if it has none.",
+		exposition.Gauge, "type")
+)
+
+// logDirOfflineFamily is the broker's own account of a failed log
+// directory: the sidecar beside a broker reads it without the admin API.
+var logDirOfflineFamily = exposition.NewFamily("log_dir_offline",
+	"1 once this broker's log said it stopped serving the replicas in the log directory (a failed disk or mount), 0 after the broker started again.",
+	exposition.Gauge, "broker", "dir").
+	WithDoc("From ReplicaManager's `Stopping serving replicas in dir …`; reset by the broker's start (`[BrokerServer id=N] Transition from SHUTDOWN " +
+		"to STARTING`, ZooKeeper mode `starting`). `broker` is the id the line names. Only directories the log named have a series. " +
+		"Alert: `KafkaBrokerLogDirOffline`.")
+
+// The store's bound on partitions (logstate.DefaultMaxPartitions, --log.max-partitions).
+var (
+	logPartitionsFamily        = exposition.NewFamily("log_partitions", "Partitions the exporter keeps log-derived state for.", exposition.Gauge)
+	logPartitionsRefusedFamily = exposition.NewFamily("log_partitions_refused_total",
+		"Log events whose partition got no state because --log.max-partitions partitions were already kept.",
+		exposition.Counter)
+)
+
+// The followers' own metrics, by file.
+var (
+	fileRecordsFamily   = exposition.NewFamily("log_records_total", "Log records read (a header line plus its continuation lines).", exposition.Counter, "file")
+	fileMalformedFamily = exposition.NewFamily("log_records_malformed_total",
+		"Physical lines dropped as malformed: binary junk, continuation lines without a header, parts of over-long lines.",
+		exposition.Counter, "file")
+	fileLinesFamily = exposition.NewFamily("log_lines_total",
+		"Physical lines read.",
+		exposition.Counter, "file").
+		WithDoc("Counted as their record is applied, so that a line read again after a restart (the last record, held for its continuation lines) counts once.")
+	fileRecognizedFamily = exposition.NewFamily("log_records_recognized_total",
+		"Log records read that Kafka logged in a layout the exporter knows.",
+		exposition.Counter, "file").
+		WithDoc("A record whose header (date, level) is in a supported layout and whose message starts with one of Kafka's bracketed ident prefixes " +
+			"(`[Partition …] `, `[GroupCoordinator id=1] `, …) or names a Kafka logger, whether or not it is a replication event. " +
+			"Lines read while this stays flat mean a layout the exporter does not know: its events are lost " +
+			"(`KafkaReplicationExporterLogLayoutUnknown`; a WARN after 200 lines in a row without one, once per change).")
+	fileBytesFamily       = exposition.NewFamily("log_bytes_total", "Bytes read.", exposition.Counter, "file")
+	fileRotationsFamily   = exposition.NewFamily("log_file_rotations_total", "Rename+create rotations followed (log4j's hourly roll).", exposition.Counter, "file")
+	fileTruncationsFamily = exposition.NewFamily("log_file_truncations_total", "copytruncate-style truncations detected (reading restarted at offset 0).",
+		exposition.Counter, "file")
+	filePositionFamily = exposition.NewFamily("log_file_position_bytes", "Read offset in the file currently followed.", exposition.Gauge, "file")
+	fileLastReadFamily = exposition.NewFamily("log_file_last_read_timestamp_seconds",
+		"Wall time the last line was read from the file (stale-log detection).",
+		exposition.Gauge, "file")
+	fileOpenFamily = exposition.NewFamily("log_file_open", "1 when the file (or stdin) is open and followed, 0 while it is missing or in error.",
+		exposition.Gauge, "file")
+	fileErrorFamily = exposition.NewFamily("log_file_error",
+		"1 for the reason the file cannot be followed right now, 0 for the other reasons.",
+		exposition.Gauge, "file", "reason").
+		WithDoc("Reasons: `not_found`, `permission_denied`, `not_regular_file` (a directory, FIFO or device), `read_error`. " +
+			"Each change of state is also logged once " +
+			"at WARN.")
+	fileErrorsFamily = exposition.NewFamily("log_file_errors_total", "Times the file entered an error state, by reason.", exposition.Counter, "file", "reason")
+)

@@ -1,0 +1,142 @@
+package poller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/IBM/sarama"
+)
+
+// A fetcher: the configured min.insync.replicas of every exported topic, and
+// the answering broker's own, in one DescribeConfigs. A topic whose answer
+// cannot be used is named with the reason, never silently left out.
+
+// minISRConfig is the one topic config the poller reads.
+const minISRConfig = "min.insync.replicas"
+
+// minISRReadings is what DescribeConfigs said.
+type minISRReadings struct {
+	ok       bool                // the request was answered
+	values   map[string]int      // usable values, by topic
+	unusable map[string]Unusable // every other asked topic, by topic
+	// brokerDefault is the answering broker's own min.insync.replicas
+	// (BROKER resource), 0 when it was not readable.
+	brokerDefault int
+	brokerErr     Unusable // why brokerDefault is 0
+}
+
+// fetchMinISR asks the broker that answered Metadata; ok is false when the
+// request failed.
+func fetchMinISR(ctx context.Context, r *round, p *refreshPlan) minISRReadings {
+	if len(p.configTopics) == 0 {
+		return minISRReadings{ok: true}
+	}
+	broker := ""
+	if id, ok := r.brokerAt(r.metadataAddr); ok {
+		broker = strconv.Itoa(int(id))
+	}
+	a, err := r.pool.describeMinISR(ctx, r.metadataAddr, p.configTopics, broker)
+	r.recordAt(r.metadataAddr, err == nil)
+	if err != nil {
+		r.fail(RequestDescribeConfigs, -1, err)
+		return minISRReadings{brokerErr: UnusableRequestFailed}
+	}
+	return a
+}
+
+// describeMinISR reads min.insync.replicas of topics, and of broker unless
+// it is "", in one DescribeConfigs.
+func (p *brokerPool) describeMinISR(ctx context.Context, addr string, topics []string, broker string) (minISRReadings, error) {
+	req := &sarama.DescribeConfigsRequest{Version: describeConfigsVersion(p.conf.Version), IncludeSynonyms: true}
+	for _, t := range topics {
+		req.Resources = append(req.Resources, &sarama.ConfigResource{
+			Type: sarama.TopicResource, Name: t, ConfigNames: []string{minISRConfig},
+		})
+	}
+	if broker != "" {
+		// A broker describes only its own BROKER resource; its value is the
+		// default a topic without an override gets.
+		req.Resources = append(req.Resources, &sarama.ConfigResource{
+			Type: sarama.BrokerResource, Name: broker, ConfigNames: []string{minISRConfig},
+		})
+	}
+	resp, err := call(ctx, p, addr, func(b *sarama.Broker) (*sarama.DescribeConfigsResponse, error) { return b.DescribeConfigs(req) })
+	if err != nil {
+		return minISRReadings{}, fmt.Errorf("describe configs from %s: %w", addr, err)
+	}
+	return readMinISR(resp, topics, broker), nil
+}
+
+// readMinISR sorts a DescribeConfigs answer into usable values and the
+// reason each other asked topic is unusable.
+func readMinISR(resp *sarama.DescribeConfigsResponse, topics []string, broker string) minISRReadings {
+	a := minISRReadings{ok: true, values: make(map[string]int, len(topics)), brokerErr: UnusableMissing}
+	for _, r := range resp.Resources {
+		if r == nil {
+			continue
+		}
+		v, why := minISRValue(r)
+		switch r.Type {
+		case sarama.BrokerResource:
+			if r.Name == broker && broker != "" {
+				a.brokerDefault, a.brokerErr = v, why
+			}
+		case sarama.TopicResource:
+			if why == usable {
+				a.values[r.Name] = v
+				continue
+			}
+			if a.unusable == nil {
+				a.unusable = make(map[string]Unusable)
+			}
+			if _, dup := a.values[r.Name]; !dup {
+				a.unusable[r.Name] = why
+			}
+		}
+	}
+	for _, t := range topics {
+		_, got := a.values[t]
+		if _, bad := a.unusable[t]; !got && !bad {
+			if a.unusable == nil {
+				a.unusable = make(map[string]Unusable)
+			}
+			a.unusable[t] = UnusableMissing
+		}
+	}
+	// A topic answered twice, once usable, is usable.
+	for t := range a.values {
+		delete(a.unusable, t)
+	}
+	return a
+}
+
+// usable is minISRValue's "nothing wrong".
+const usable Unusable = -1
+
+// minISRValue reads one resource's min.insync.replicas: the value, or why
+// there is none.
+func minISRValue(r *sarama.ResourceResponse) (int, Unusable) {
+	if r.ErrorCode != 0 {
+		kerr := sarama.KError(r.ErrorCode)
+		if errors.Is(kerr, sarama.ErrTopicAuthorizationFailed) || errors.Is(kerr, sarama.ErrClusterAuthorizationFailed) {
+			return 0, UnusableAuthorization
+		}
+		return 0, UnusableError
+	}
+	for _, e := range r.Configs {
+		if e == nil || e.Name != minISRConfig {
+			continue
+		}
+		// Value is already the effective one: the topic override, else
+		// the first broker-level synonym. Kafka never allows more than
+		// an int32, nor less than 1.
+		v, err := strconv.ParseInt(e.Value, 10, 32)
+		if err != nil || v <= 0 {
+			return 0, UnusableValue
+		}
+		return int(v), usable
+	}
+	return 0, UnusableMissing
+}
