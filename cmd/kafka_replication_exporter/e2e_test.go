@@ -132,7 +132,62 @@ func fakeCluster(t *testing.T) string {
 	// is stalled below two records, it is starved by replication.
 	commitGroup(t, addr, "billing", "orders", map[int32]int64{0: 5, 1: 3})
 	offlineReplica(t, c, "payments", 2, 1)
+	metadataQuorum(t, c)
 	return addr
+}
+
+// metadataQuorum makes the brokers list and answer DescribeQuorum (kfake has
+// no KRaft quorum): three controllers, 3000 leading, 3002 behind, and the
+// three brokers observing, so the scrape has the quorum families.
+func metadataQuorum(t *testing.T, c *kfake.Cluster) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	base, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ControlKey(int16(kmsg.ApiVersions), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if kreq.GetVersion() > base.Version {
+			return nil, nil, false // kfake's own downgrade
+		}
+		resp := *base
+		resp.Version = kreq.GetVersion()
+		key := kmsg.NewApiVersionsResponseApiKey()
+		key.ApiKey, key.MaxVersion = int16(kmsg.DescribeQuorum), 2
+		resp.ApiKeys = append(slices.Clone(resp.ApiKeys), key)
+		return &resp, nil, true
+	})
+	c.ControlKey(int16(kmsg.DescribeQuorum), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		resp := kreq.ResponseKind().(*kmsg.DescribeQuorumResponse)
+		resp.Version = kreq.GetVersion()
+		const now = 1_000_000 // the leader's clock, ms
+		replica := func(id int32, leo, fetch, caughtUp int64) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+			s := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+			s.ReplicaID, s.LogEndOffset, s.LastFetchTimestamp, s.LastCaughtUpTimestamp = id, leo, fetch, caughtUp
+			return s
+		}
+		sp := kmsg.NewDescribeQuorumResponseTopicPartition()
+		sp.LeaderID, sp.LeaderEpoch, sp.HighWatermark = 3000, 4, 5000
+		sp.CurrentVoters = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{
+			replica(3000, 5000, -1, now), replica(3001, 5000, now-100, now-100), replica(3002, 4900, now-2500, now-3000),
+		}
+		sp.Observers = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{
+			replica(0, 5000, now-200, now-200), replica(1, 5000, now-200, now-200), replica(2, 5000, now-300, now-300),
+		}
+		st := kmsg.NewDescribeQuorumResponseTopic()
+		st.Topic = "__cluster_metadata"
+		st.Partitions = append(st.Partitions, sp)
+		resp.Topics = append(resp.Topics, st)
+		return resp, nil, true
+	})
 }
 
 // offlineReplica makes Metadata list replica r of topic/p as offline from

@@ -35,6 +35,7 @@ type Kafka struct {
 	// mdRewrite, when set, answers Metadata with a rewritten copy of mdBase.
 	mdBase    *kmsg.MetadataResponse
 	mdRewrite func(topic string, p *kmsg.MetadataResponseTopicPartition)
+	mdBrokers func([]kmsg.MetadataResponseBroker) []kmsg.MetadataResponseBroker // nil: as they are
 	// offsets, when set, answers every ListOffsets LATEST.
 	offsets map[logparse.PartitionKey]*Offsets
 	// elr, when set, answers DescribeTopicPartitions (kfake has no ELR).
@@ -50,6 +51,10 @@ type Kafka struct {
 	delays map[kmsg.Key]time.Duration
 	// fail, when set, says which requests fail (FailRequests).
 	fail func(key kmsg.Key, broker int32) bool
+	// quorum, when set, answers DescribeQuorum, and apiVersions (kfake's
+	// own answer, read once) lists it (quorum.go).
+	quorum      *Quorum
+	apiVersions *kmsg.ApiVersionsResponse
 }
 
 // LogDirs is one broker's DescribeLogDirs answer: each directory's error
@@ -116,6 +121,9 @@ func (f *Kafka) install() {
 		f.requests[kmsg.Metadata]++
 		resp := *f.mdBase
 		resp.Version = kreq.GetVersion()
+		if f.mdBrokers != nil {
+			resp.Brokers = f.mdBrokers(slices.Clone(resp.Brokers))
+		}
 		resp.Topics = slices.Clone(resp.Topics)
 		for i := range resp.Topics {
 			rt := &resp.Topics[i]
@@ -353,6 +361,14 @@ func (f *Kafka) RewriteMetadata(rewrite func(topic string, p *kmsg.MetadataRespo
 	f.mu.Lock()
 	f.mdBase, f.mdRewrite = base, rewrite
 	f.mu.Unlock()
+}
+
+// RewriteBrokers makes the rewritten Metadata (RewriteMetadata) list the
+// brokers rewrite returns, as Metadata does once a broker has died.
+func (f *Kafka) RewriteBrokers(rewrite func([]kmsg.MetadataResponseBroker) []kmsg.MetadataResponseBroker) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mdBrokers = rewrite
 }
 
 // SetOffsets makes every ListOffsets LATEST answer from the table; a

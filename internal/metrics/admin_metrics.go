@@ -96,6 +96,7 @@ func (m *AdminMetrics) Tables() ([]*exposition.Table, func()) {
 		topicMinISRTable(s), topicInfoTable(s), brokerTable(s), logDirTable(s),
 	}
 	tables = append(tables, unusableTables(s)...)
+	tables = append(tables, quorumTables(s)...)
 	if s.Groups != nil {
 		tables = append(tables, groupTables(s)...)
 	}

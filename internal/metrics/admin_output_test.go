@@ -273,6 +273,7 @@ func TestSparseAndDerivedFamilies(t *testing.T) {
 		{Topic: "orders", Partition: 2, LSO: 40, HWKnown: true, LagSeconds: 400, Stalled: true},
 		{Topic: "orders", Partition: 3, LSO: 9, HWKnown: true},
 	}
+	s.Quorum = &poller.Quorum{Unknown: poller.QuorumTimeout}
 	perPartition := scrapeText(t, adminSource(newSnapshotSource(s), true))
 	perTopic := scrapeText(t, adminSource(newSnapshotSource(s), false))
 	for _, f := range Families() {

@@ -7,7 +7,7 @@ import "github.com/kafka-replication-exporter/kafka_replication_exporter/interna
 // no further edit.
 var declarations = [][]*exposition.Family{
 	logCounterFamilies[:], familiesOf(fileColumns), logFamilies, streamFamilies,
-	familiesOf(refreshColumns), familiesOf(partitionColumns), adminFamilies,
+	familiesOf(refreshColumns), familiesOf(partitionColumns), adminFamilies, quorumFamilies(),
 	familiesOf(groupPartitionColumns), familiesOf(stableOffsetColumns), consumerGroupFamilies,
 	positionFamilies,
 }

@@ -51,6 +51,7 @@ func New(cfg *Config, opts Options) *Poller {
 		lookup:   lookupHost,
 		host:     ownAddrs(),
 		build:    newBuilder(cfg, opts.LogStore, logger),
+		quorumW:  quorumWatch{logger: logger},
 	}}
 	p.snap.Store(&Snapshot{})
 	if len(cfg.Servers) == 0 {
@@ -66,6 +67,7 @@ func New(cfg *Config, opts Options) *Poller {
 	ec.Tokens.SetLogger(logger) // nil-safe; sarama's provider shares this source
 	p.pool = newBrokerPool(sc)
 	p.elr = newELRReader(ec, logger)
+	p.quorum = newQuorumReader(ec)
 	p.groups = newGroupCollector(&cfg.Groups, logger)
 	p.level = newLogLevelRaise(cfg.PartitionLogLevel, p.pool, cfg.RequestTimeout, logger)
 	return p
@@ -91,6 +93,7 @@ func (p *Poller) Run(ctx context.Context) {
 	if p.elr != nil {
 		defer p.elr.Close()
 	}
+	defer p.quorum.close()
 	defer p.level.restore()
 
 	ticker := time.NewTicker(p.cfg.RefreshInterval)

@@ -57,6 +57,9 @@ func newTestPoller(t testing.TB, servers []string, brokerID int32, scope string,
 	if r := p.elr; r != nil {
 		t.Cleanup(r.Close) // not a method of p, which would keep p alive for the benchmarks' heap figures
 	}
+	if q := p.quorum; q != nil {
+		t.Cleanup(q.close)
+	}
 	return p, clock
 }
 

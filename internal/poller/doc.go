@@ -5,7 +5,8 @@
 // each partition's ELR (package elr), the reassignments in progress, the
 // brokers' failed log directories (fetch_logdirs.go) and, opt-in, the
 // consumer groups' committed offsets (fetch_groups.go) and the last stable
-// offsets (fetch_lso.go, build_lso.go), the
+// offsets (fetch_lso.go, build_lso.go), the KRaft metadata quorum from the
+// one sidecar that speaks for the cluster (fetch_quorum.go), the
 // high-watermark history that stall and regression detection need, the join
 // with this broker's log-derived state (LogStore, the one way into the log
 // half), and the opt-in switch of the broker's partition logger. It exports
@@ -20,6 +21,7 @@
 //	snapshot.go      the result: Snapshot, Topic, Partition
 //	answers.go       what could not be used: Refusal, Unusable, MinISRStatus
 //	snapshot_groups.go  the result's consumer groups
+//	snapshot_quorum.go  the result's metadata quorum
 //	track.go         the high-watermark history (stall, regression)
 //	hwhistory.go     the high-watermark readings behind lag in seconds
 //	logstore.go      LogStore and the join of Metadata with the log's view
@@ -39,6 +41,7 @@
 //	build_minisr.go  stage 4: each topic's min ISR, and what is unknown
 //	build_groups.go  stage 4: the consumer groups of the snapshot
 //	build_lso.go     stage 4: each LSO against its HW, and since when it holds read_committed consumers back
+//	build_quorum.go  stage 4: the metadata quorum, its lags and HW regressions
 //	refresh.go       one refresh: the stages in order
 //	admin.go         the Poller: Run, Snapshot
 package poller

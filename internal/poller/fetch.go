@@ -22,10 +22,11 @@ type fetched struct {
 	groups   groupsRead     // fetch_groups.go; its reads nil when the collector is off
 	lso      []offsetAnswer // fetch_lso.go, by plan index; nil when the read is off
 	logDirs  []logDirRead   // fetch_logdirs.go, by broker; nil when the read is off
+	quorum   *quorumRead    // fetch_quorum.go; nil when this sidecar does not speak for the cluster
 }
 
 // fetch runs every fetcher on the plan and waits for all of them.
-func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader, groups *groupCollector, lso bool) *fetched {
+func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader, quorum *quorumReader, groups *groupCollector, lso bool) *fetched {
 	var (
 		got fetched
 		wg  sync.WaitGroup
@@ -43,6 +44,7 @@ func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader,
 	wg.Go(func() { got.groups = groups.fetch(ctx, r, p) })
 	wg.Go(func() { got.lso = fetchLSO(ctx, r, p, lso) })
 	wg.Go(func() { got.logDirs = fetchLogDirs(ctx, r, p) })
+	wg.Go(func() { got.quorum = fetchQuorum(ctx, r, p, quorum) })
 	wg.Wait()
 	return &got
 }

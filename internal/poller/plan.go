@@ -77,6 +77,10 @@ type refreshPlan struct {
 	// logDirBrokers are the brokers asked for their log directories
 	// (fetch_logdirs.go); nil when the read is off.
 	logDirBrokers []int32
+	// quorumSpeaks: this sidecar reads the metadata quorum, from
+	// quorumBroker (fetch_quorum.go).
+	quorumSpeaks bool
+	quorumBroker int32
 }
 
 // plan applies the topic filter and the scope to a Metadata answer, and

@@ -25,7 +25,9 @@ type refresher struct {
 	now    func() time.Time // tests inject a clock
 
 	pool     *brokerPool
-	elr      *elr.Reader      // nil: ELR is not read (fetch_elr.go)
+	elr      *elr.Reader   // nil: ELR is not read (fetch_elr.go)
+	quorum   *quorumReader // nil: the metadata quorum is not read (fetch_quorum.go)
+	quorumW  quorumWatch
 	groups   *groupCollector  // nil: consumer groups are not read (fetch_groups.go)
 	brokers  map[int32]string // advertised addresses, from the last Metadata
 	brokerID int32            // configured or detected; -1 = unknown
@@ -84,8 +86,10 @@ func (f *refresher) refresh(ctx context.Context, last *Snapshot) *Snapshot {
 	if f.cfg.LogDirs {
 		p.logDirBrokers = logDirBrokers(f.brokers, f.brokerID, f.cfg.Scope == ScopeCluster)
 	}
-	got := fetch(ctx, r, &p, f.elr, f.groups, f.cfg.Groups.LastStableOffset)
+	p.quorumBroker, p.quorumSpeaks = quorumSpeaker(f.brokers, f.brokerID, f.cfg.Scope == ScopeCluster)
+	got := fetch(ctx, r, &p, f.elr, f.quorum, f.groups, f.cfg.Groups.LastStableOffset)
 	snap := f.build.build(&p, got, mdAt, f.now())
+	snap.Quorum = f.quorumW.observe(got.quorum, f.brokers)
 	snap.Up = true
 	snap.LastSuccess = mdAt
 	snap.Brokers = r.statuses()
@@ -145,6 +149,9 @@ func (f *refresher) failed(last *Snapshot, started time.Time, brokers []BrokerSt
 	next.Up = false
 	next.Duration = time.Since(started)
 	next.Brokers = brokers
+	// Without Metadata this sidecar cannot tell whether it speaks for the
+	// cluster, and an old quorum is not the current one.
+	next.Quorum = nil
 	if next.LogDirs != nil {
 		next.LogDirs = []LogDir{} // the read is on: none, rather than off
 	}

@@ -21,6 +21,7 @@ const (
 	RequestOffsetFetch
 	RequestListOffsetsLSO
 	RequestDescribeLogDirs
+	RequestDescribeQuorum
 	NumRequests
 )
 
@@ -38,6 +39,7 @@ var requestNames = [NumRequests]string{
 	RequestOffsetFetch:                "offset_fetch",
 	RequestListOffsetsLSO:             "list_offsets_lso",
 	RequestDescribeLogDirs:            "describe_log_dirs",
+	RequestDescribeQuorum:             "describe_quorum",
 }
 
 func (r Request) String() string { return requestNames[r] }
@@ -135,6 +137,9 @@ type Snapshot struct {
 	// DescribeLogDirs this refresh (fetch_logdirs.go), sorted by broker,
 	// then path; a broker that did not answer has none.
 	LogDirs []LogDir
+	// Quorum is the KRaft metadata quorum (snapshot_quorum.go); nil when
+	// this sidecar does not speak for the cluster or Metadata failed.
+	Quorum *Quorum
 }
 
 // LogDir is one log directory of a broker, as its DescribeLogDirs answered.

@@ -77,3 +77,15 @@ func (c Config) clientOptions(maxReadBytes int32) ([]kgo.Opt, error) {
 	}
 	return opts, nil
 }
+
+// NewClient makes a franz-go client of the same seeds, TLS and SASL as the
+// Reader's, for the poller's other franz-go read (DescribeQuorum), which
+// needs connections of its own: a broker answers one connection's requests
+// in order, and DescribeQuorum waits on the controller.
+func (c Config) NewClient() (*kgo.Client, error) {
+	opts, err := c.clientOptions(maxResponseBytes)
+	if err != nil {
+		return nil, err
+	}
+	return kgo.NewClient(opts...)
+}

@@ -1,0 +1,59 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// QuorumState is Kafka's own view of the KRaft metadata log, as
+// DescribeQuorum returns it: the leader, its epoch and the high watermark.
+type QuorumState struct {
+	LeaderID    int32
+	LeaderEpoch int32
+	HW          int64
+	Voters      []int32
+}
+
+// DescribeQuorum sends DescribeQuorum (API key 55) for __cluster_metadata-0
+// to a running broker, which forwards it to the active controller. sarama
+// does not implement it, so this uses franz-go, as the exporter does; a test
+// compares the exporter's series with this answer.
+func (c *Cluster) DescribeQuorum(ctx context.Context) (QuorumState, error) {
+	client, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.ClientID("kre-e2e"))
+	if err != nil {
+		return QuorumState{}, err
+	}
+	defer client.Close()
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	rt := kmsg.NewDescribeQuorumRequestTopic()
+	rt.Topic = "__cluster_metadata"
+	rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, client)
+	if err != nil {
+		return QuorumState{}, fmt.Errorf("DescribeQuorum: %w", err)
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return QuorumState{}, fmt.Errorf("DescribeQuorum: %w", err)
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if t.Topic != "__cluster_metadata" || p.Partition != 0 {
+				continue
+			}
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return QuorumState{}, fmt.Errorf("DescribeQuorum: %w", err)
+			}
+			st := QuorumState{LeaderID: p.LeaderID, LeaderEpoch: p.LeaderEpoch, HW: p.HighWatermark}
+			for _, v := range p.CurrentVoters {
+				st.Voters = append(st.Voters, v.ReplicaID)
+			}
+			return st, nil
+		}
+	}
+	return QuorumState{}, fmt.Errorf("DescribeQuorum: __cluster_metadata-0 left out of the answer")
+}
