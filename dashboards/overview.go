@@ -33,7 +33,8 @@ func zeroBy(labels string) string {
 func Overview() *dashboard.DashboardBuilder {
 	d := withDefaults(dashboard.NewDashboardBuilder("Kafka / Replication / Overview").
 		Uid("kafka-replication-overview").
-		Description("Replication health of a Kafka cluster from kafka_replication_exporter: ISR against the effective min.insync.replicas, high-watermark progress (KAFKA-15583), the KRaft metadata quorum, ISR churn, leadership, produce rejections and truncation.")).
+		Description("Replication health of a Kafka cluster from kafka_replication_exporter: ISR against the effective min.insync.replicas, " +
+			"high-watermark progress (KAFKA-15583), the KRaft metadata quorum, ISR churn, leadership, produce rejections and truncation.")).
 		WithVariable(datasourceVariable()).
 		WithVariable(clusterVariable()).
 		WithVariable(instanceVariable()).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 )
 
 // quorumRow is the KRaft metadata quorum: who leads, whether it commits, and
@@ -35,15 +36,13 @@ func quorumRow() *dashboard.RowBuilder {
 			"Per controller, on the leader's clock: time since it last caught up with the leader's log end, and since its last fetch "+
 				"(controller.quorum.fetch.timeout.ms is 2s). Over 5s is KafkaMetadataQuorumVoterLagging. Kafka 3.3+.",
 			"s", 12, 8,
-			query(fmt.Sprintf(`max by (node) (kafka_replication_metadata_quorum_replica_lag_seconds{%s, role="voter"})`, c), "voter {{node}} since caught up"),
-			query(fmt.Sprintf(`max by (node) (kafka_replication_metadata_quorum_replica_last_fetch_age_seconds{%s, role="voter"})`, c), "voter {{node}} since fetch"),
+			quorumAges("voter", "voter")...,
 		)).
 		WithPanel(timeSeries("Observer lag (seconds)",
 			"Per broker, on the leader's clock: time since it last caught up with the metadata log, and since its last fetch. "+
 				"Over 30s for 5 minutes is KafkaBrokerMetadataStale; the leader drops a broker that has not fetched for 300s. Kafka 3.3+.",
 			"s", 12, 8,
-			query(fmt.Sprintf(`max by (node) (kafka_replication_metadata_quorum_replica_lag_seconds{%s, role="observer"})`, c), "broker {{node}} since caught up"),
-			query(fmt.Sprintf(`max by (node) (kafka_replication_metadata_quorum_replica_last_fetch_age_seconds{%s, role="observer"})`, c), "broker {{node}} since fetch"),
+			quorumAges("observer", "broker")...,
 		)).
 		WithPanel(timeSeries("Metadata lag (records)",
 			"Records of the metadata log each voter and observer is behind the leader's log end offset (0 for the leader).",
@@ -59,4 +58,14 @@ func quorumRow() *dashboard.RowBuilder {
 			query(fmt.Sprintf(`max(kafka_replication_metadata_quorum_voters{%s})`, c), "voters"),
 			query(fmt.Sprintf(`max(kafka_replication_metadata_quorum_brokers_missing{%s})`, c), "brokers missing"),
 		))
+}
+
+// quorumAges are a role's two ages at the leader, per node: since it last
+// caught up with the leader's log end, and since its last fetch.
+func quorumAges(role, legend string) []*prometheus.DataqueryBuilder {
+	sel := join(clusterMatcher, `role="`+role+`"`)
+	return []*prometheus.DataqueryBuilder{
+		query(fmt.Sprintf(`max by (node) (kafka_replication_metadata_quorum_replica_lag_seconds{%s})`, sel), legend+" {{node}} since caught up"),
+		query(fmt.Sprintf(`max by (node) (kafka_replication_metadata_quorum_replica_last_fetch_age_seconds{%s})`, sel), legend+" {{node}} since fetch"),
+	}
 }
