@@ -27,12 +27,14 @@ func zeroBy(labels string) string {
 }
 
 // Overview is "Kafka / Replication / Overview": a status strip, then rows for
-// ISR vs min ISR, the high watermark, churn, leadership, produce rejections
-// and truncation, and the exporter itself.
+// ISR vs min ISR, the high watermark, consumers, log directories, the KRaft
+// metadata quorum, churn, leadership, produce rejections and truncation, and
+// the exporter itself.
 func Overview() *dashboard.DashboardBuilder {
 	d := withDefaults(dashboard.NewDashboardBuilder("Kafka / Replication / Overview").
 		Uid("kafka-replication-overview").
-		Description("Replication health of a Kafka cluster from kafka_replication_exporter: ISR against the effective min.insync.replicas, high-watermark progress (KAFKA-15583), ISR churn, leadership, produce rejections and truncation.")).
+		Description("Replication health of a Kafka cluster from kafka_replication_exporter: ISR against the effective min.insync.replicas, " +
+			"high-watermark progress (KAFKA-15583), the KRaft metadata quorum, ISR churn, leadership, produce rejections and truncation.")).
 		WithVariable(datasourceVariable()).
 		WithVariable(clusterVariable()).
 		WithVariable(instanceVariable()).
@@ -127,6 +129,7 @@ func Overview() *dashboard.DashboardBuilder {
 		)).
 		WithRow(consumersRow()).
 		WithRow(logDirRow()).
+		WithRow(quorumRow()).
 		WithRow(churnRow()).
 		WithRow(leadershipRow()).
 		WithRow(rejectionsRow()).
