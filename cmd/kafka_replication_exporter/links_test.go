@@ -238,3 +238,17 @@ func TestParseMarkdown(t *testing.T) {
 		t.Errorf("links %q, want %q", strings.Join(got, " "), want)
 	}
 }
+
+// readmeMaxBytes keeps the README a page an operator reads in five minutes,
+// as long as node_exporter's; reference material belongs in docs/.
+const readmeMaxBytes = 20_000
+
+func TestReadmeIsShort(t *testing.T) {
+	fi, err := os.Stat(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > readmeMaxBytes {
+		t.Errorf("README.md is %d bytes, over %d: move reference material to docs/ and link it", fi.Size(), readmeMaxBytes)
+	}
+}
