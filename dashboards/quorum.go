@@ -54,18 +54,24 @@ func quorumRow() *dashboard.RowBuilder {
 				"brokers registered in Metadata that the quorum does not list (KafkaBrokerMetadataStale).",
 			"short", 12, 8,
 			query(fmt.Sprintf(`max(kafka_replication_metadata_quorum_up{%s})`, c), "up"),
-			query(fmt.Sprintf(`max by (reason) (kafka_replication_metadata_quorum_unknown{%s})`, c), "unknown: {{reason}}"),
+			// unknown has no series while the quorum is known: a 0 beside up then, so the query is never empty on a live cluster.
+			query(fmt.Sprintf(`max by (reason) (kafka_replication_metadata_quorum_unknown{%s}) or on () 0 * max(kafka_replication_metadata_quorum_up{%s})`, c, c),
+				"unknown: {{reason}}"),
 			query(fmt.Sprintf(`max(kafka_replication_metadata_quorum_voters{%s})`, c), "voters"),
 			query(fmt.Sprintf(`max(kafka_replication_metadata_quorum_brokers_missing{%s})`, c), "brokers missing"),
 		))
 }
 
-// quorumAges are a role's two ages at the leader, per node: since it last
-// caught up with the leader's log end, and since its last fetch.
+// quorumAges are a role's two ages at the leader, per node, in one query
+// labelled by age: since it last caught up with the leader's log end, and
+// since its last fetch (the leader itself has only the first, so a one-voter
+// quorum still draws its voter).
 func quorumAges(role, legend string) []*prometheus.DataqueryBuilder {
 	sel := join(clusterMatcher, `role="`+role+`"`)
 	return []*prometheus.DataqueryBuilder{
-		query(fmt.Sprintf(`max by (node) (kafka_replication_metadata_quorum_replica_lag_seconds{%s})`, sel), legend+" {{node}} since caught up"),
-		query(fmt.Sprintf(`max by (node) (kafka_replication_metadata_quorum_replica_last_fetch_age_seconds{%s})`, sel), legend+" {{node}} since fetch"),
+		query(fmt.Sprintf(`max by (node, age) (`+
+			`label_replace(kafka_replication_metadata_quorum_replica_lag_seconds{%s}, "age", "since caught up", "", "") or `+
+			`label_replace(kafka_replication_metadata_quorum_replica_last_fetch_age_seconds{%s}, "age", "since fetch", "", ""))`, sel, sel),
+			legend+" {{node}} {{age}}"),
 	}
 }
