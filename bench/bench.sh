@@ -11,8 +11,8 @@ LINES=${LINES:-4000000}
 PART=${1:-all}
 want() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
 WORK=${BENCH_DIR:-/tmp/kre-bench}
-# SHARED names the project's seed documents (../shared in the development checkout, not in
-# the repository): with it, verify is timed against the seed's own script too.
+# SHARED, if set, names a directory holding the seed's verify script (bench/verify-replication-invariants.sh,
+# not part of this repository): with it, verify is timed against that script too.
 SHARED=${SHARED:-}
 mkdir -p "$WORK"
 
