@@ -14,7 +14,7 @@ import (
 // leaves every broker running and uses its own topic, and verify must pass on
 // all logs afterwards.
 //
-// Wall time 56 s (4.4.0), 23 s (4.1.1, under_min_isr only), 39 s (3.9.1).
+// Wall time 65 s (4.4.0), 26 s (4.1.1, under_min_isr only), 40 s (3.9.1).
 func TestReplication(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")
@@ -36,7 +36,8 @@ func TestReplication(t *testing.T) {
 	}
 	for _, version := range versionsOf(all...) {
 		t.Run(version, func(t *testing.T) {
-			c := harness.StartT(t, harness.Options{Version: version})
+			c := harness.StartT(t, harness.Options{Version: version,
+				BrokerConfig: harness.LeaderShrinksFirst, ControllerConfig: harness.LeaderShrinksFirst})
 			for _, s := range scenarios {
 				if !slices.Contains(s.versions, version) {
 					continue

@@ -26,14 +26,17 @@ import (
 // from the log, the HW stall on the busy topic and not on the idle one, the offline partition reported by exactly
 // one sidecar; leader killed → the series move to the new leader's sidecar. It showed that a sidecar must count a
 // shrink from the "Shrinking ISR" line itself: the controller can fence the follower before the leader's
-// AlterPartition commits (no "ISR updated to" line), and a sidecar can start after the last ISR line. 49 s.
+// AlterPartition commits (no "ISR updated to" line), and a sidecar can start after the last ISR line. The follower
+// crash needs the leader's own shrink before the controller's fence, so the cluster runs harness.LeaderShrinksFirst.
+// 60 s.
 func TestSidecar(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")
 	}
 	start := time.Now()
 	defer func() { t.Logf("TestSidecar wall time %v", time.Since(start).Round(time.Second)) }()
-	c := harness.StartT(t, harness.Options{Version: kafkaCurrent})
+	c := harness.StartT(t, harness.Options{Version: kafkaCurrent,
+		BrokerConfig: harness.LeaderShrinksFirst, ControllerConfig: harness.LeaderShrinksFirst})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 

@@ -23,10 +23,10 @@
 //   - replica.lag.time.max.ms=5000 (default 30000): a paused or stopped
 //     follower leaves the ISR within seconds.
 //   - broker.heartbeat.interval.ms=1000, broker.session.timeout.ms=8000
-//     (defaults 2000/9000): a killed broker is fenced sooner. The session stays
-//     longer than the lag time so that a paused follower is first dropped by
-//     its leader (the lag check runs every replica.lag.time.max.ms/2, so the
-//     shrink comes 5–7.5 s after the pause) before the controller fences it.
+//     (defaults 2000/9000): a killed broker is fenced sooner. The fence (7–8 s
+//     after the pause) and the leader's own shrink (the lag check runs every
+//     replica.lag.time.max.ms/2, so 5–7.5 s) then race; a scenario that needs
+//     the leader's shrink sets LeaderShrinksFirst.
 //   - auto.leader.rebalance.enable=false: no preferred-leader election moves
 //     leaders behind a scenario's back.
 //   - auto.create.topics.enable=false: a typo in a test is an error, not a topic.
