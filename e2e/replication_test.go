@@ -36,8 +36,11 @@ func TestReplication(t *testing.T) {
 	}
 	for _, version := range versionsOf(all...) {
 		t.Run(version, func(t *testing.T) {
-			c := harness.StartT(t, harness.Options{Version: version,
-				BrokerConfig: harness.LeaderShrinksFirst, ControllerConfig: harness.LeaderShrinksFirst})
+			c := harness.StartT(t, harness.Options{
+				Version:          version,
+				BrokerConfig:     harness.LeaderShrinksFirst,
+				ControllerConfig: harness.LeaderShrinksFirst,
+			})
 			for _, s := range scenarios {
 				if !slices.Contains(s.versions, version) {
 					continue

@@ -35,8 +35,11 @@ func TestSidecar(t *testing.T) {
 	}
 	start := time.Now()
 	defer func() { t.Logf("TestSidecar wall time %v", time.Since(start).Round(time.Second)) }()
-	c := harness.StartT(t, harness.Options{Version: kafkaCurrent,
-		BrokerConfig: harness.LeaderShrinksFirst, ControllerConfig: harness.LeaderShrinksFirst})
+	c := harness.StartT(t, harness.Options{
+		Version:          kafkaCurrent,
+		BrokerConfig:     harness.LeaderShrinksFirst,
+		ControllerConfig: harness.LeaderShrinksFirst,
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
