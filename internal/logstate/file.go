@@ -161,6 +161,7 @@ func NewLogFile(path string, opts LogFileOptions) *LogFile {
 		Logger:        opts.Logger, // the follower adds file=path
 		ToEnd:         opts.ToEnd,
 		Before:        opts.Before,
+		LineTime:      LineTime,
 	}
 	if opts.ToEnd {
 		topts.OnFile = f.fileOpened
@@ -545,3 +546,9 @@ func (f *LogFile) Stats() FileStats {
 	st.Lines = f.lines.Load()
 	return st
 }
+
+// LineTime is the followers' clock for ordering rolled copies: the time a
+// line starts with in any layout the parser knows, inside any container
+// envelope. Both sides of a comparison come from the same writer, so the zone
+// does not matter.
+func LineTime(line []byte) (time.Time, bool) { return logparse.LineTime(line, time.UTC) }

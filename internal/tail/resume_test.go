@@ -13,7 +13,7 @@ import (
 // and closes, like an exporter shutting down.
 func stopAt(t *testing.T, path string, seq *sequence, store *PositionStore) {
 	t.Helper()
-	f := New(path, Options{FromBeginning: true})
+	f := New(path, Options{FromBeginning: true, LineTime: kafkaLineTime})
 	mustPoll(t, f, seq.deliver)
 	if err := store.Save([]Position{f.Position()}); err != nil {
 		t.Fatal(err)
@@ -32,7 +32,7 @@ func restart(t *testing.T, path string, seq *sequence, store *PositionStore) *Fo
 	if !ok {
 		t.Fatalf("no saved position for %s in %v", path, saved)
 	}
-	f := New(path, Options{Start: &p})
+	f := New(path, Options{Start: &p, LineTime: kafkaLineTime})
 	mustPoll(t, f, seq.deliver)
 	return f
 }

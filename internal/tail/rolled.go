@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // Rolled files are the rotated copies of a followed file: Kafka's
@@ -144,7 +142,7 @@ func rolledSiblingNames(path string) []rolledSibling {
 
 // rolledSiblings stats the rolled siblings of path and returns the regular
 // files among them, oldest first.
-func rolledSiblings(path string) []*rolledFile {
+func rolledSiblings(path string, lineTime LineTime) []*rolledFile {
 	sibs := rolledSiblingNames(path)
 	all := make([]*rolledFile, len(sibs))
 	inParallel(len(sibs), func(from, to int) {
@@ -156,7 +154,7 @@ func rolledSiblings(path string) []*rolledFile {
 	})
 	files := slices.DeleteFunc(all, func(rf *rolledFile) bool { return rf == nil })
 	firstTimes.recall(path, files)
-	orderRolled(files)
+	orderRolled(files, lineTime)
 	firstTimes.remember(path, files)
 	return files
 }
@@ -240,8 +238,8 @@ func inParallel(n int, fn func(from, to int)) {
 
 // rolledAfter finds the rolled sibling of path that match reports as ours
 // and returns it with every sibling written after it, oldest first.
-func rolledAfter(path string, match func(os.FileInfo) bool) (found *rolledFile, newer []*rolledFile, ok bool) {
-	files := rolledSiblings(path)
+func rolledAfter(path string, match func(os.FileInfo) bool, lineTime LineTime) (found *rolledFile, newer []*rolledFile, ok bool) {
+	files := rolledSiblings(path, lineTime)
 	for i, rf := range files {
 		if match(rf.info) {
 			return rf, files[i+1:], true
@@ -253,16 +251,17 @@ func rolledAfter(path string, match func(os.FileInfo) bool) (found *rolledFile, 
 // SortRolled sorts names, rotated copies of one log file (server.log.1,
 // server.log.2025-10-16-14, ...; see RolledName), oldest first, the way the
 // follower orders them when it resumes. open reads a file's content (verify
-// passes one that decompresses); nil means os.Open. A file that cannot be
-// read sorts by its name alone.
-func SortRolled(names []string, open func(string) (io.ReadCloser, error)) {
+// passes one that decompresses); nil means os.Open. lineTime is the
+// follower's Options.LineTime. A file that cannot be read sorts by its name
+// alone.
+func SortRolled(names []string, open func(string) (io.ReadCloser, error), lineTime LineTime) {
 	files := make([]*rolledFile, len(names))
 	for i, name := range names {
 		fi, _ := os.Stat(name)
 		_, suffix, _, _ := RolledName(name)
 		files[i] = newRolledFile(name, suffix, fi, open)
 	}
-	orderRolled(files)
+	orderRolled(files, lineTime)
 	for i, rf := range files {
 		names[i] = rf.name
 	}
@@ -277,8 +276,8 @@ func SortRolled(names []string, open func(string) (io.ReadCloser, error)) {
 //  1. modification time: a rolled file is not written after it rolls, so
 //     the file rolled last was written last;
 //  2. among files whose mtimes are within sameMtime of each other, the
-//     timestamp of their first log line (logparse.LineTime: every layout the
-//     parser knows, inside any container envelope);
+//     timestamp of their first log line, as lineTime reads it (none when it
+//     is nil);
 //  3. then the names: a plain number follows the convention the other
 //     files show (pairs told apart by 1 or 2), or log4j 1.x's (.1 newest)
 //     when nothing shows one; dated names come before numbered ones.
@@ -286,7 +285,7 @@ func SortRolled(names []string, open func(string) (io.ReadCloser, error)) {
 // It costs O(n log n) comparisons, and it opens only files whose mtimes do
 // not tell them apart: a rotation is paid per rotation, with as many
 // siblings as a retention policy keeps.
-func orderRolled(files []*rolledFile) {
+func orderRolled(files []*rolledFile, lineTime LineTime) {
 	slices.SortFunc(files, func(a, b *rolledFile) int {
 		// Two numbers after the same name read as their values: a shortcut.
 		if a.numbered && b.numbered && a.index != b.index {
@@ -327,7 +326,7 @@ func orderRolled(files []*rolledFile) {
 	inParallel(len(unknown), func(from, to int) {
 		var head []byte // one buffer for the first bytes of a chunk's files
 		for _, rf := range unknown[from:to] {
-			head = rf.readFirstTime(head)
+			head = rf.readFirstTime(head, lineTime)
 		}
 	})
 	newestIsOne := numberingNewestIsOne(groups)
@@ -481,7 +480,7 @@ func modTime(rf *rolledFile) time.Time {
 
 // readFirstTime looks for the timestamp of the file's first log line,
 // reading into buf, which it returns for the next file.
-func (rf *rolledFile) readFirstTime(buf []byte) []byte {
+func (rf *rolledFile) readFirstTime(buf []byte, lineTime LineTime) []byte {
 	if rf.firstKnown {
 		return buf
 	}
@@ -501,7 +500,7 @@ func (rf *rolledFile) readFirstTime(buf []byte) []byte {
 		n, _ = io.ReadFull(r, buf)
 		r.Close()
 	}
-	rf.firstTime = firstLineTime(buf[:n])
+	rf.firstTime = firstLineTime(buf[:n], lineTime)
 	return buf
 }
 
@@ -509,15 +508,15 @@ func (rf *rolledFile) readFirstTime(buf []byte) []byte {
 // that has one: a rolled file can begin with the rest of a stack trace. Both
 // sides of a comparison come from the same writer, so the zone does not
 // matter.
-func firstLineTime(head []byte) time.Time {
-	for len(head) > 0 {
+func firstLineTime(head []byte, lineTime LineTime) time.Time {
+	for lineTime != nil && len(head) > 0 {
 		line := head
 		if i := bytes.IndexByte(head, '\n'); i >= 0 {
 			line, head = head[:i], head[i+1:]
 		} else {
 			head = nil
 		}
-		if t, ok := logparse.LineTime(line, time.UTC); ok {
+		if t, ok := lineTime(line); ok {
 			return t
 		}
 	}
