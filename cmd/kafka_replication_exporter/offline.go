@@ -57,7 +57,7 @@ func groupInputs(paths []string) [][]string {
 	}
 	out := make([][]string, 0, len(groups))
 	for _, g := range groups {
-		tail.SortRolled(g.rolled, tail.OpenContent)
+		tail.SortRolled(g.rolled, tail.OpenContent, logstate.LineTime)
 		out = append(out, append(g.rolled, g.live...))
 	}
 	return out

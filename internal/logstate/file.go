@@ -161,6 +161,7 @@ func NewLogFile(path string, opts LogFileOptions) *LogFile {
 		Logger:        opts.Logger, // the follower adds file=path
 		ToEnd:         opts.ToEnd,
 		Before:        opts.Before,
+		LineTime:      LineTime,
 	}
 	if opts.ToEnd {
 		topts.OnFile = f.fileOpened
@@ -545,3 +546,7 @@ func (f *LogFile) Stats() FileStats {
 	st.Lines = f.lines.Load()
 	return st
 }
+
+// LineTime is the time a log line starts with, in any layout the parser
+// knows: the follower orders rolled copies by their first line's.
+func LineTime(line []byte) (time.Time, bool) { return logparse.LineTime(line, time.UTC) }

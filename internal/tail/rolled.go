@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // Rolled files are the rotated copies of a followed file: Kafka's
@@ -44,6 +42,8 @@ type rolledFile struct {
 	// open reads the file's content; nil means os.Open. verify passes one
 	// that decompresses.
 	open func(string) (io.ReadCloser, error)
+	// lineTime reads a line's timestamp; nil leaves the content unread.
+	lineTime LineTime
 
 	index    int  // the number of a size-rolled name (server.log.3)
 	numbered bool // index is set: the name is a plain number
@@ -55,8 +55,8 @@ type rolledFile struct {
 
 // newRolledFile describes name, whose suffix is what the roller added to
 // the live file's name.
-func newRolledFile(name, suffix string, info os.FileInfo, open func(string) (io.ReadCloser, error)) *rolledFile {
-	rf := &rolledFile{name: name, info: info, open: open}
+func newRolledFile(name, suffix string, info os.FileInfo, open func(string) (io.ReadCloser, error), lineTime LineTime) *rolledFile {
+	rf := &rolledFile{name: name, info: info, open: open, lineTime: lineTime}
 	rf.index, rf.numbered = rolledIndex(suffix)
 	return rf
 }
@@ -144,13 +144,13 @@ func rolledSiblingNames(path string) []rolledSibling {
 
 // rolledSiblings stats the rolled siblings of path and returns the regular
 // files among them, oldest first.
-func rolledSiblings(path string) []*rolledFile {
+func rolledSiblings(path string, lineTime LineTime) []*rolledFile {
 	sibs := rolledSiblingNames(path)
 	all := make([]*rolledFile, len(sibs))
 	inParallel(len(sibs), func(from, to int) {
 		for i := from; i < to; i++ {
 			if fi, err := os.Stat(sibs[i].name); err == nil && fi.Mode().IsRegular() {
-				all[i] = newRolledFile(sibs[i].name, sibs[i].suffix, fi, nil)
+				all[i] = newRolledFile(sibs[i].name, sibs[i].suffix, fi, nil, lineTime)
 			}
 		}
 	})
@@ -240,8 +240,8 @@ func inParallel(n int, fn func(from, to int)) {
 
 // rolledAfter finds the rolled sibling of path that match reports as ours
 // and returns it with every sibling written after it, oldest first.
-func rolledAfter(path string, match func(os.FileInfo) bool) (found *rolledFile, newer []*rolledFile, ok bool) {
-	files := rolledSiblings(path)
+func rolledAfter(path string, lineTime LineTime, match func(os.FileInfo) bool) (found *rolledFile, newer []*rolledFile, ok bool) {
+	files := rolledSiblings(path, lineTime)
 	for i, rf := range files {
 		if match(rf.info) {
 			return rf, files[i+1:], true
@@ -253,14 +253,15 @@ func rolledAfter(path string, match func(os.FileInfo) bool) (found *rolledFile, 
 // SortRolled sorts names, rotated copies of one log file (server.log.1,
 // server.log.2025-10-16-14, ...; see RolledName), oldest first, the way the
 // follower orders them when it resumes. open reads a file's content (verify
-// passes one that decompresses); nil means os.Open. A file that cannot be
-// read sorts by its name alone.
-func SortRolled(names []string, open func(string) (io.ReadCloser, error)) {
+// passes one that decompresses); nil means os.Open. lineTime reads a line's
+// timestamp, as Options.LineTime. A file that cannot be read sorts by its
+// name alone.
+func SortRolled(names []string, open func(string) (io.ReadCloser, error), lineTime LineTime) {
 	files := make([]*rolledFile, len(names))
 	for i, name := range names {
 		fi, _ := os.Stat(name)
 		_, suffix, _, _ := RolledName(name)
-		files[i] = newRolledFile(name, suffix, fi, open)
+		files[i] = newRolledFile(name, suffix, fi, open, lineTime)
 	}
 	orderRolled(files)
 	for i, rf := range files {
@@ -277,8 +278,8 @@ func SortRolled(names []string, open func(string) (io.ReadCloser, error)) {
 //  1. modification time: a rolled file is not written after it rolls, so
 //     the file rolled last was written last;
 //  2. among files whose mtimes are within sameMtime of each other, the
-//     timestamp of their first log line (logparse.LineTime: every layout the
-//     parser knows, inside any container envelope);
+//     timestamp of their first log line (the caller's LineTime: every
+//     layout the parser knows, inside any container envelope);
 //  3. then the names: a plain number follows the convention the other
 //     files show (pairs told apart by 1 or 2), or log4j 1.x's (.1 newest)
 //     when nothing shows one; dated names come before numbered ones.
@@ -486,6 +487,9 @@ func (rf *rolledFile) readFirstTime(buf []byte) []byte {
 		return buf
 	}
 	rf.firstKnown = true
+	if rf.lineTime == nil {
+		return buf
+	}
 	if cap(buf) < firstLineSearch {
 		buf = make([]byte, firstLineSearch)
 	}
@@ -501,7 +505,7 @@ func (rf *rolledFile) readFirstTime(buf []byte) []byte {
 		n, _ = io.ReadFull(r, buf)
 		r.Close()
 	}
-	rf.firstTime = firstLineTime(buf[:n])
+	rf.firstTime = firstLineTime(buf[:n], rf.lineTime)
 	return buf
 }
 
@@ -509,7 +513,7 @@ func (rf *rolledFile) readFirstTime(buf []byte) []byte {
 // that has one: a rolled file can begin with the rest of a stack trace. Both
 // sides of a comparison come from the same writer, so the zone does not
 // matter.
-func firstLineTime(head []byte) time.Time {
+func firstLineTime(head []byte, lineTime LineTime) time.Time {
 	for len(head) > 0 {
 		line := head
 		if i := bytes.IndexByte(head, '\n'); i >= 0 {
@@ -517,7 +521,7 @@ func firstLineTime(head []byte) time.Time {
 		} else {
 			head = nil
 		}
-		if t, ok := logparse.LineTime(line, time.UTC); ok {
+		if t, ok := lineTime(line); ok {
 			return t
 		}
 	}
