@@ -547,8 +547,6 @@ func (f *LogFile) Stats() FileStats {
 	return st
 }
 
-// LineTime is the followers' clock for ordering rolled copies: the time a
-// line starts with in any layout the parser knows, inside any container
-// envelope. Both sides of a comparison come from the same writer, so the zone
-// does not matter.
+// LineTime is the time a log line starts with, in any layout the parser
+// knows: the follower orders rolled copies by their first line's.
 func LineTime(line []byte) (time.Time, bool) { return logparse.LineTime(line, time.UTC) }

@@ -13,6 +13,12 @@ func sparseAll[A ~[logstate.NumCounters]*exposition.Family](fams A) A {
 	return fams
 }
 
+// logCounter declares a log-derived per-partition counter, summed when
+// rolled up.
+func logCounter(name, help, doc string) *exposition.Family {
+	return exposition.NewFamily(name, help, exposition.Counter, partitionLabels...).WithDoc(doc).RollsUp(exposition.Sum, "")
+}
+
 // Label name sets, sorted.
 var (
 	partitionLabels = []string{"partition", "topic"}
@@ -23,88 +29,58 @@ var (
 // is sparse: a partition whose broker logged none of its events has no series
 // (the alerts count a series born in their window, which increase() misses).
 var logCounterFamilies = sparseAll([logstate.NumCounters]*exposition.Family{
-	logstate.HWUpdates: exposition.NewFamily("partition_high_watermark_updates_total",
+	logstate.HWUpdates: logCounter("partition_high_watermark_updates_total",
 		"High-watermark advances this broker logged as the partition's leader.",
-		exposition.Counter, partitionLabels...).
-		WithDoc("From `High watermark updated from … to …` (kafka.cluster.Partition, DEBUG).").
-		RollsUp(exposition.Sum, ""),
-	logstate.HWViolations: exposition.NewFamily("partition_high_watermark_violations_total",
+		"From `High watermark updated from … to …` (kafka.cluster.Partition, DEBUG)."),
+	logstate.HWViolations: logCounter("partition_high_watermark_violations_total",
 		"High-watermark decreases within one leadership (the hw_monotonic invariant).",
-		exposition.Counter, partitionLabels...).
-		WithDoc("Consecutive `High watermark updated` lines of one leadership whose offset went back (DEBUG).").
-		RollsUp(exposition.Sum, ""),
-	logstate.HWBlocked: exposition.NewFamily("partition_high_watermark_blocked_total",
+		"Consecutive `High watermark updated` lines of one leadership whose offset went back (DEBUG)."),
+	logstate.HWBlocked: logCounter("partition_high_watermark_blocked_total",
 		"High-watermark increments refused while the partition was under min ISR (KAFKA-15583).",
-		exposition.Counter, partitionLabels...).
-		WithDoc("From `Not increasing HWM because partition is under min ISR` (kafka.cluster.Partition, TRACE, Kafka ≥ 3.7).").
-		RollsUp(exposition.Sum, ""),
-	logstate.ISRShrinks: exposition.NewFamily("partition_isr_shrinks_total",
+		"From `Not increasing HWM because partition is under min ISR` (kafka.cluster.Partition, TRACE, Kafka ≥ 3.7)."),
+	logstate.ISRShrinks: logCounter("partition_isr_shrinks_total",
 		"Committed ISR shrinks seen in this broker's log or, in leader scope, in Metadata.",
-		exposition.Counter, partitionLabels...).
-		WithDoc("From an `ISR updated to …` with fewer members than the ISR known before (kafka.cluster.Partition, INFO), the leader's "+
+		"From an `ISR updated to …` with fewer members than the ISR known before (kafka.cluster.Partition, INFO), the leader's "+
 			"`Shrinking ISR from … to …` telling that ISR, or `Ignoring failed ISR update to PendingShrinkIsr … since we have already updated state to …` (DEBUG). "+
 			"A `Shrinking ISR` alone only proposes the shrink: one the controller rejects (`Failed to alter partition to …`, counted in "+
-			"`kafka_replication_partition_alter_partition_failures_total`) or never answers is not counted; meanwhile the stall cause `isr_shrink_pending` shows it.").
-		RollsUp(exposition.Sum, ""),
-	logstate.ISRExpands: exposition.NewFamily("partition_isr_expands_total",
+			"`kafka_replication_partition_alter_partition_failures_total`) or never answers is not counted; meanwhile the stall cause `isr_shrink_pending` shows it."),
+	logstate.ISRExpands: logCounter("partition_isr_expands_total",
 		"Committed ISR expansions seen in this broker's log or, in leader scope, in Metadata.",
-		exposition.Counter, partitionLabels...).
-		WithDoc("From an `ISR updated to …` with more members than the previous one (INFO), or `Ignoring failed ISR update to PendingExpandIsr … since we have "+
-			"already updated state to …` for an expansion that reached the leader through metadata first (DEBUG); Kafka ≤ 2.7: `Expanding ISR`.").
-		RollsUp(exposition.Sum, ""),
-	logstate.EpochRegressions: exposition.NewFamily("partition_epoch_regressions_total",
+		"From an `ISR updated to …` with more members than the previous one (INFO), or `Ignoring failed ISR update to PendingExpandIsr … since we have "+
+			"already updated state to …` for an expansion that reached the leader through metadata first (DEBUG); Kafka ≤ 2.7: `Expanding ISR`."),
+	logstate.EpochRegressions: logCounter("partition_epoch_regressions_total",
 		"ISR updates whose partition epoch did not increase (the partition_epoch_monotonic invariant).",
-		exposition.Counter, partitionLabels...).
-		WithDoc("From `ISR updated to … and version updated to N` lines whose version did not increase (INFO).").
-		RollsUp(exposition.Sum, ""),
-	logstate.NotEnoughReplicas: exposition.NewFamily("partition_produce_not_enough_replicas_total",
+		"From `ISR updated to … and version updated to N` lines whose version did not increase (INFO)."),
+	logstate.NotEnoughReplicas: logCounter("partition_produce_not_enough_replicas_total",
 		"Produce requests this broker rejected with NotEnoughReplicas.",
-		exposition.Counter, partitionLabels...).
-		WithDoc("From `Error processing append operation` with NotEnoughReplicasException (kafka.server.ReplicaManager, ERROR).").
-		RollsUp(exposition.Sum, ""),
-	logstate.Truncations: exposition.NewFamily("partition_truncations_total",
+		"From `Error processing append operation` with NotEnoughReplicasException (kafka.server.ReplicaManager, ERROR)."),
+	logstate.Truncations: logCounter("partition_truncations_total",
 		"Log truncations that removed data.",
-		exposition.Counter, partitionLabels...).
-		WithDoc("From UnifiedLog `Truncating to offset N` (INFO); the fetcher's `Truncating partition …` alone does not count.").
-		RollsUp(exposition.Sum, ""),
-	logstate.TruncationsBelowHW: exposition.NewFamily("partition_truncations_below_high_watermark_total",
+		"From UnifiedLog `Truncating to offset N` (INFO); the fetcher's `Truncating partition …` alone does not count."),
+	logstate.TruncationsBelowHW: logCounter("partition_truncations_below_high_watermark_total",
 		"Truncations below this replica's last known high watermark, that is committed data lost.",
-		exposition.Counter, partitionLabels...).
-		WithDoc("Fetcher and UnifiedLog truncation lines checked against `Log loaded … initial high watermark`, the leader/follower lines and HW updates.").
-		RollsUp(exposition.Sum, ""),
-	logstate.UncleanElections: exposition.NewFamily("partition_unclean_leader_elections_total",
+		"Fetcher and UnifiedLog truncation lines checked against `Log loaded … initial high watermark`, the leader/follower lines and HW updates."),
+	logstate.UncleanElections: logCounter("partition_unclean_leader_elections_total",
 		"Unclean leader elections, counted once however many controllers logged them.",
-		exposition.Counter, partitionLabels...).
-		WithDoc("From controller.log `UNCLEAN partition change` / `Setting new leader … using an unclean election` (KRaft); in ZooKeeper mode from the controller's "+
+		"From controller.log `UNCLEAN partition change` / `Setting new leader … using an unclean election` (KRaft); in ZooKeeper mode from the controller's "+
 			"state-change.log `Changed partition … from OfflinePartition to OnlinePartition` with `leaderRecoveryState=RECOVERING` or a leader outside the last "+
-			"ISR.").
-		RollsUp(exposition.Sum, ""),
-	logstate.LeaderTransitions: exposition.NewFamily("partition_leader_transitions_total",
+			"ISR."),
+	logstate.LeaderTransitions: logCounter("partition_leader_transitions_total",
 		"Times this broker became the partition's leader.",
-		exposition.Counter, partitionLabels...).
-		WithDoc("From state-change.log `Leader … starts at leader epoch` (INFO).").
-		RollsUp(exposition.Sum, ""),
-	logstate.FollowerTransitions: exposition.NewFamily("partition_follower_transitions_total",
+		"From state-change.log `Leader … starts at leader epoch` (INFO)."),
+	logstate.FollowerTransitions: logCounter("partition_follower_transitions_total",
 		"Times this broker became a follower of the partition.",
-		exposition.Counter, partitionLabels...).
-		WithDoc("From state-change.log `Follower … starts at leader epoch` (INFO).").
-		RollsUp(exposition.Sum, ""),
-	logstate.AlterPartitionFailures: exposition.NewFamily("partition_alter_partition_failures_total",
+		"From state-change.log `Follower … starts at leader epoch` (INFO)."),
+	logstate.AlterPartitionFailures: logCounter("partition_alter_partition_failures_total",
 		"ISR changes this broker failed to make.",
-		exposition.Counter, partitionLabels...).
-		WithDoc("From `Failed to alter partition` / `Failed to update ISR` (kafka.cluster.Partition).").
-		RollsUp(exposition.Sum, ""),
-	logstate.HWLowered: exposition.NewFamily("partition_high_watermark_lowered_total",
+		"From `Failed to alter partition` / `Failed to update ISR` (kafka.cluster.Partition)."),
+	logstate.HWLowered: logCounter("partition_high_watermark_lowered_total",
 		"Times this replica's high watermark was lowered, as Kafka's own WARN says: committed records it gave up, typically as the old leader rejoining after "+
 			"an unclean election.",
-		exposition.Counter, partitionLabels...).
-		WithDoc("From UnifiedLog `Non-monotonic update of high watermark from X to Y` (WARN).").
-		RollsUp(exposition.Sum, ""),
-	logstate.HWLoweredOffsets: exposition.NewFamily("partition_high_watermark_lowered_offsets_total",
+		"From UnifiedLog `Non-monotonic update of high watermark from X to Y` (WARN)."),
+	logstate.HWLoweredOffsets: logCounter("partition_high_watermark_lowered_offsets_total",
 		"Offsets by which this replica's high watermark was lowered, summed over those WARNs (X − Y each).",
-		exposition.Counter, partitionLabels...).
-		WithDoc("A lower bound of what the partition lost: X is this replica's own HW, which may lag the leader's.").
-		RollsUp(exposition.Sum, ""),
+		"A lower bound of what the partition lost: X is this replica's own HW, which may lag the leader's."),
 })
 
 // The log-derived high watermark of each partition.

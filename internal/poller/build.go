@@ -21,7 +21,7 @@ import (
 type builder struct {
 	tracker       *hwTracker
 	join          *sourceJoin
-	minISR        minISRState // build_minisr.go
+	minISR        minISRState // minisr.go
 	leaderScope   bool
 	logger        *slog.Logger
 	gen           uint64 // refresh generation, for the tracker's pruning

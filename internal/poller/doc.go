@@ -6,7 +6,7 @@
 // brokers' failed log directories (fetch_logdirs.go) and, opt-in, the
 // consumer groups' committed offsets (fetch_groups.go) and the last stable
 // offsets (fetch_lso.go, build_lso.go), the KRaft metadata quorum from the
-// one sidecar that speaks for the cluster (fetch_quorum.go), the
+// one sidecar that speaks for the cluster (quorum.go), the
 // high-watermark history that stall and regression detection need, the join
 // with this broker's log-derived state (LogStore, the one way into the log
 // half), and the opt-in switch of the broker's partition logger. It exports
@@ -36,12 +36,12 @@
 //	plan.go          stage 2: what to ask whom
 //	plan_refuse.go   stage 2: Metadata entries refused (name rule, duplicates)
 //	fetch_*.go       stage 3: one fetcher per read, each with its requests
+//	minisr.go        min ISR: its DescribeConfigs and each topic's value, and what is unknown
+//	quorum.go        the metadata quorum: its read, its lags and HW regressions
 //	fetch.go         stage 3: the fetchers, run concurrently
 //	build.go         stage 4: the snapshot
-//	build_minisr.go  stage 4: each topic's min ISR, and what is unknown
 //	build_groups.go  stage 4: the consumer groups of the snapshot
 //	build_lso.go     stage 4: each LSO against its HW, and since when it holds read_committed consumers back
-//	build_quorum.go  stage 4: the metadata quorum, its lags and HW regressions
 //	refresh.go       one refresh: the stages in order
 //	admin.go         the Poller: Run, Snapshot
 package poller

@@ -16,13 +16,13 @@ import (
 // fetched is what the fetchers returned.
 type fetched struct {
 	offsets  offsets        // fetch_offsets.go
-	minISR   minISRReadings // fetch_minisr.go; ok false when DescribeConfigs failed
+	minISR   minISRReadings // minisr.go; ok false when DescribeConfigs failed
 	elr      *elr.Result    // fetch_elr.go; nil: no ELR series this refresh
 	reassign reassignments  // fetch_reassign.go; nil when ListPartitionReassignments failed
 	groups   groupsRead     // fetch_groups.go; its reads nil when the collector is off
 	lso      []offsetAnswer // fetch_lso.go, by plan index; nil when the read is off
 	logDirs  []logDirRead   // fetch_logdirs.go, by broker; nil when the read is off
-	quorum   *quorumRead    // fetch_quorum.go; nil when this sidecar does not speak for the cluster
+	quorum   *quorumRead    // quorum.go; nil when this sidecar does not speak for the cluster
 }
 
 // fetch runs every fetcher on the plan and waits for all of them.

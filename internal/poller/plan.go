@@ -78,7 +78,7 @@ type refreshPlan struct {
 	// (fetch_logdirs.go); nil when the read is off.
 	logDirBrokers []int32
 	// quorumSpeaks: this sidecar reads the metadata quorum, from
-	// quorumBroker (fetch_quorum.go).
+	// quorumBroker (quorum.go).
 	quorumSpeaks bool
 	quorumBroker int32
 }

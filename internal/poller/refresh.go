@@ -26,7 +26,7 @@ type refresher struct {
 
 	pool     *brokerPool
 	elr      *elr.Reader   // nil: ELR is not read (fetch_elr.go)
-	quorum   *quorumReader // nil: the metadata quorum is not read (fetch_quorum.go)
+	quorum   *quorumReader // nil: the metadata quorum is not read (quorum.go)
 	quorumW  quorumWatch
 	groups   *groupCollector  // nil: consumer groups are not read (fetch_groups.go)
 	brokers  map[int32]string // advertised addresses, from the last Metadata

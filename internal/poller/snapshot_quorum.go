@@ -25,7 +25,7 @@ func (u QuorumUnknown) String() string { return quorumUnknownNames[u] }
 
 // Quorum is the KRaft metadata log (__cluster_metadata) as the active
 // controller described it. Its times are on the leader's clock. Only the
-// sidecar that speaks for the cluster has one (fetch_quorum.go).
+// sidecar that speaks for the cluster has one (quorum.go).
 type Quorum struct {
 	// Unknown is why the rest is not known; QuorumKnown: every field is valid.
 	Unknown     QuorumUnknown

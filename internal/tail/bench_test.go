@@ -24,7 +24,7 @@ func BenchmarkFollowerThroughput(b *testing.B) {
 	b.ResetTimer()
 	var got int
 	for b.Loop() {
-		f := New(path, Options{FromBeginning: true})
+		f := New(path, Options{LineTime: lineTime, FromBeginning: true})
 		got = 0
 		if err := f.Poll(func([]byte) { got++ }); err != nil {
 			b.Fatal(err)

@@ -57,14 +57,14 @@ type Options struct {
 	// OnFile, with ToEnd, is called as each file is opened, before its
 	// first line is delivered, with its name.
 	OnFile func(name string)
-	// LineTime reads the time at the start of a log line, if it has one: it
-	// orders rolled copies whose modification times do not tell them apart.
-	// The follower knows no log format; nil orders them by name alone.
+	// LineTime reads the timestamp at the start of a log line: the first
+	// line's time orders rolled copies whose mtimes are alike. Nil orders
+	// them by mtime and name alone.
 	LineTime LineTime
 }
 
-// A LineTime returns the timestamp a log line starts with.
-type LineTime func(line []byte) (time.Time, bool)
+// LineTime returns the timestamp a log line starts with, ok false if none.
+type LineTime func(line []byte) (t time.Time, ok bool)
 
 // A Follower reads one file by name, like `tail -F`: it follows the name
 // across rename and copytruncate rotations and delivers every complete line
@@ -443,7 +443,7 @@ func (f *Follower) rotate(deliver func([]byte)) error {
 	}
 	old := f.curInfo
 	var q []queued
-	if _, newer, ok := rolledAfter(f.path, func(fi os.FileInfo) bool { return os.SameFile(fi, old) }, f.opts.LineTime); ok {
+	if _, newer, ok := rolledAfter(f.path, f.opts.LineTime, func(fi os.FileInfo) bool { return os.SameFile(fi, old) }); ok {
 		q = f.openRolled(newer, ni)
 	}
 	f.flush(deliver)

@@ -45,7 +45,7 @@ func TestPartialLineIsHeldUntilItsNewline(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server.log")
 	writeFile(t, path, "")
 	var got lines
-	f := New(path, Options{})
+	f := New(path, Options{LineTime: lineTime})
 	defer f.Close()
 	mustPoll(t, f, got.deliver)
 
@@ -67,7 +67,7 @@ func TestStartsAtTheEndByDefault(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server.log")
 	writeFile(t, path, "old 1\nold 2\nbeing writ")
 	var got lines
-	f := New(path, Options{})
+	f := New(path, Options{LineTime: lineTime})
 	defer f.Close()
 	mustPoll(t, f, got.deliver)
 	writeFile(t, path, "ten\nnew 1\n")
@@ -75,7 +75,7 @@ func TestStartsAtTheEndByDefault(t *testing.T) {
 	// The line being written at start began before us: not ours.
 	equal(t, "lines", got.take(), []string{"new 1"})
 
-	g := New(path, Options{FromBeginning: true})
+	g := New(path, Options{LineTime: lineTime, FromBeginning: true})
 	defer g.Close()
 	mustPoll(t, g, got.deliver)
 	equal(t, "from the beginning", got.take(), []string{"old 1", "old 2", "being written", "new 1"})
@@ -84,7 +84,7 @@ func TestStartsAtTheEndByDefault(t *testing.T) {
 func TestFileAbsentAtStartIsWaitedForAndReadFromZero(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server.log")
 	var got lines
-	f := New(path, Options{}) // default "end of file" applies to a file present at start only
+	f := New(path, Options{LineTime: lineTime}) // default "end of file" applies to a file present at start only
 	defer f.Close()
 	if err := f.Poll(got.deliver); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Poll without the file = %v", err)
@@ -105,7 +105,7 @@ func TestRenameThenCreateWithTheNameMissingInBetween(t *testing.T) {
 	path := filepath.Join(dir, "server.log")
 	writeFile(t, path, "")
 	var got lines
-	f := New(path, Options{})
+	f := New(path, Options{LineTime: lineTime})
 	defer f.Close()
 	mustPoll(t, f, got.deliver)
 
@@ -128,7 +128,7 @@ func TestDeleteThenCreateIsFollowed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server.log")
 	writeFile(t, path, "")
 	var got lines
-	f := New(path, Options{})
+	f := New(path, Options{LineTime: lineTime})
 	defer f.Close()
 	mustPoll(t, f, got.deliver)
 	writeFile(t, path, "1\n")
@@ -146,7 +146,7 @@ func TestTruncateThenRegrowPastTheOffset(t *testing.T) {
 	}
 	writeFile(t, path, w.String())
 	seq := &sequence{t: t, exact: true}
-	f := New(path, Options{FromBeginning: true})
+	f := New(path, Options{LineTime: lineTime, FromBeginning: true})
 	defer f.Close()
 	mustPoll(t, f, seq.deliver)
 
@@ -173,7 +173,7 @@ func TestTruncationDropsAHeldPartialLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server.log")
 	writeFile(t, path, "complete\nhalf a li")
 	var got lines
-	f := New(path, Options{FromBeginning: true})
+	f := New(path, Options{LineTime: lineTime, FromBeginning: true})
 	defer f.Close()
 	mustPoll(t, f, got.deliver)
 	if err := os.Truncate(path, 0); err != nil {
@@ -191,7 +191,7 @@ func TestOverlongLinesAreCutAndCounted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server.log")
 	writeFile(t, path, "")
 	var got lines
-	f := New(path, Options{MaxLineBytes: 10})
+	f := New(path, Options{LineTime: lineTime, MaxLineBytes: 10})
 	defer f.Close()
 	mustPoll(t, f, got.deliver)
 	writeFile(t, path, "0123456789\n"+strings.Repeat("x", 25)+"\nok\n0123456")
@@ -214,7 +214,7 @@ func TestBinaryJunkDoesNotPanic(t *testing.T) {
 	junk := []byte{0, 0xff, '\r', '\n', '\n', 0x80, 0, '\r', '\r', '\n', 0xc3}
 	writeFile(t, path, string(bytes.Repeat(junk, 1000)))
 	var got lines
-	f := New(path, Options{FromBeginning: true, MaxLineBytes: 3})
+	f := New(path, Options{LineTime: lineTime, FromBeginning: true, MaxLineBytes: 3})
 	defer f.Close()
 	mustPoll(t, f, got.deliver)
 	if len(got) != 3000 { // three '\n' per junk block; the trailing 0xc3 is held
@@ -223,7 +223,7 @@ func TestBinaryJunkDoesNotPanic(t *testing.T) {
 }
 
 func TestPollAfterCloseFails(t *testing.T) {
-	f := New(filepath.Join(t.TempDir(), "x.log"), Options{})
+	f := New(filepath.Join(t.TempDir(), "x.log"), Options{LineTime: lineTime})
 	f.Close()
 	if err := f.Poll(func([]byte) {}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Poll after Close = %v", err)
@@ -245,7 +245,7 @@ func TestDescriptorsStayFlatOverManyRotations(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "server.log")
 	w := newLogWriter(t, path, 3)
-	f := New(path, Options{FromBeginning: true})
+	f := New(path, Options{LineTime: lineTime, FromBeginning: true})
 	seq := &sequence{t: t, exact: true}
 	mustPoll(t, f, seq.deliver)
 	base := openFDs()
@@ -291,7 +291,7 @@ func TestPartialTruncationDoesNotReadAgain(t *testing.T) {
 		}
 		writeFile(t, path, w.String())
 		seq := &sequence{t: t, exact: true}
-		f := New(path, Options{FromBeginning: true})
+		f := New(path, Options{LineTime: lineTime, FromBeginning: true})
 		mustPoll(t, f, seq.deliver)
 		if err := os.Truncate(path, int64(w.Len())-cut); err != nil {
 			t.Fatal(err)

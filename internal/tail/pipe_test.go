@@ -38,7 +38,7 @@ func TestPipeIsReadToItsEnd(t *testing.T) {
 	}
 	defer r.Close()
 	var got lines
-	f := NewPipe("-", r, Options{})
+	f := NewPipe("-", r, Options{LineTime: lineTime})
 	defer f.Close()
 	if _, err := w.WriteString("2025-10-16T15:57:12.614Z stdout F one\ntw"); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestPollOnAQuietPipeReturnsAtOnce(t *testing.T) {
 	}
 	defer w.Close()
 	defer r.Close()
-	f := NewPipe("-", r, Options{})
+	f := NewPipe("-", r, Options{LineTime: lineTime})
 	defer f.Close()
 	ret := make(chan error)
 	go func() { ret <- f.Poll(func([]byte) {}) }()
@@ -103,7 +103,7 @@ func TestPipeAtDiskSpeed(t *testing.T) {
 		w.Close()
 	}()
 	seq := &sequence{t: t, exact: true}
-	f := NewPipe("-", r, Options{})
+	f := NewPipe("-", r, Options{LineTime: lineTime})
 	defer f.Close()
 	start := time.Now()
 	deadline := 5 * time.Second

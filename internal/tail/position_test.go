@@ -52,7 +52,7 @@ func TestDamagedPositionEntries(t *testing.T) {
 			}
 			p := saved[path]
 			seq := &sequence{t: t}
-			f := New(path, Options{Start: &p})
+			f := New(path, Options{LineTime: lineTime, Start: &p})
 			defer f.Close()
 			mustPoll(t, f, seq.deliver)
 			if name == "offset past the end" {
@@ -78,7 +78,7 @@ func TestDamagedPositionEntries(t *testing.T) {
 	}
 	p := saved[path]
 	seq := &sequence{t: t, exact: true, next: 1}
-	f := New(path, Options{Start: &p})
+	f := New(path, Options{LineTime: lineTime, Start: &p})
 	defer f.Close()
 	mustPoll(t, f, seq.deliver)
 	if seq.seen != 9 {
@@ -140,7 +140,7 @@ func FuzzPosition(f *testing.F) {
 				p.Dev, p.Inode = id[0], id[1]
 			}
 			p.Path = path // every entry is tried against the files
-			fl := New(path, Options{Start: &p})
+			fl := New(path, Options{LineTime: lineTime, Start: &p})
 			if err := fl.openLive(); err != nil {
 				t.Fatalf("start: %v", err)
 			}

@@ -13,7 +13,7 @@ import (
 // and closes, like an exporter shutting down.
 func stopAt(t *testing.T, path string, seq *sequence, store *PositionStore) {
 	t.Helper()
-	f := New(path, Options{FromBeginning: true, LineTime: kafkaLineTime})
+	f := New(path, Options{LineTime: lineTime, FromBeginning: true})
 	mustPoll(t, f, seq.deliver)
 	if err := store.Save([]Position{f.Position()}); err != nil {
 		t.Fatal(err)
@@ -32,7 +32,7 @@ func restart(t *testing.T, path string, seq *sequence, store *PositionStore) *Fo
 	if !ok {
 		t.Fatalf("no saved position for %s in %v", path, saved)
 	}
-	f := New(path, Options{Start: &p, LineTime: kafkaLineTime})
+	f := New(path, Options{LineTime: lineTime, Start: &p})
 	mustPoll(t, f, seq.deliver)
 	return f
 }
@@ -244,7 +244,7 @@ func TestResumeInAFileReplacedByACopy(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := saved[path]
-			f := New(path, Options{Start: &p, Logger: slog.New(warnings{slog.DiscardHandler, &warned})})
+			f := New(path, Options{LineTime: lineTime, Start: &p, Logger: slog.New(warnings{slog.DiscardHandler, &warned})})
 			defer f.Close()
 			mustPoll(t, f, seq.deliver) // exact: line 100 next, nothing again
 			w.write(10)

@@ -42,6 +42,8 @@ type rolledFile struct {
 	// open reads the file's content; nil means os.Open. verify passes one
 	// that decompresses.
 	open func(string) (io.ReadCloser, error)
+	// lineTime reads a line's timestamp; nil leaves the content unread.
+	lineTime LineTime
 
 	index    int  // the number of a size-rolled name (server.log.3)
 	numbered bool // index is set: the name is a plain number
@@ -53,8 +55,8 @@ type rolledFile struct {
 
 // newRolledFile describes name, whose suffix is what the roller added to
 // the live file's name.
-func newRolledFile(name, suffix string, info os.FileInfo, open func(string) (io.ReadCloser, error)) *rolledFile {
-	rf := &rolledFile{name: name, info: info, open: open}
+func newRolledFile(name, suffix string, info os.FileInfo, open func(string) (io.ReadCloser, error), lineTime LineTime) *rolledFile {
+	rf := &rolledFile{name: name, info: info, open: open, lineTime: lineTime}
 	rf.index, rf.numbered = rolledIndex(suffix)
 	return rf
 }
@@ -148,13 +150,13 @@ func rolledSiblings(path string, lineTime LineTime) []*rolledFile {
 	inParallel(len(sibs), func(from, to int) {
 		for i := from; i < to; i++ {
 			if fi, err := os.Stat(sibs[i].name); err == nil && fi.Mode().IsRegular() {
-				all[i] = newRolledFile(sibs[i].name, sibs[i].suffix, fi, nil)
+				all[i] = newRolledFile(sibs[i].name, sibs[i].suffix, fi, nil, lineTime)
 			}
 		}
 	})
 	files := slices.DeleteFunc(all, func(rf *rolledFile) bool { return rf == nil })
 	firstTimes.recall(path, files)
-	orderRolled(files, lineTime)
+	orderRolled(files)
 	firstTimes.remember(path, files)
 	return files
 }
@@ -238,7 +240,7 @@ func inParallel(n int, fn func(from, to int)) {
 
 // rolledAfter finds the rolled sibling of path that match reports as ours
 // and returns it with every sibling written after it, oldest first.
-func rolledAfter(path string, match func(os.FileInfo) bool, lineTime LineTime) (found *rolledFile, newer []*rolledFile, ok bool) {
+func rolledAfter(path string, lineTime LineTime, match func(os.FileInfo) bool) (found *rolledFile, newer []*rolledFile, ok bool) {
 	files := rolledSiblings(path, lineTime)
 	for i, rf := range files {
 		if match(rf.info) {
@@ -251,17 +253,17 @@ func rolledAfter(path string, match func(os.FileInfo) bool, lineTime LineTime) (
 // SortRolled sorts names, rotated copies of one log file (server.log.1,
 // server.log.2025-10-16-14, ...; see RolledName), oldest first, the way the
 // follower orders them when it resumes. open reads a file's content (verify
-// passes one that decompresses); nil means os.Open. lineTime is the
-// follower's Options.LineTime. A file that cannot be read sorts by its name
-// alone.
+// passes one that decompresses); nil means os.Open. lineTime reads a line's
+// timestamp, as Options.LineTime. A file that cannot be read sorts by its
+// name alone.
 func SortRolled(names []string, open func(string) (io.ReadCloser, error), lineTime LineTime) {
 	files := make([]*rolledFile, len(names))
 	for i, name := range names {
 		fi, _ := os.Stat(name)
 		_, suffix, _, _ := RolledName(name)
-		files[i] = newRolledFile(name, suffix, fi, open)
+		files[i] = newRolledFile(name, suffix, fi, open, lineTime)
 	}
-	orderRolled(files, lineTime)
+	orderRolled(files)
 	for i, rf := range files {
 		names[i] = rf.name
 	}
@@ -276,8 +278,8 @@ func SortRolled(names []string, open func(string) (io.ReadCloser, error), lineTi
 //  1. modification time: a rolled file is not written after it rolls, so
 //     the file rolled last was written last;
 //  2. among files whose mtimes are within sameMtime of each other, the
-//     timestamp of their first log line, as lineTime reads it (none when it
-//     is nil);
+//     timestamp of their first log line (the caller's LineTime: every
+//     layout the parser knows, inside any container envelope);
 //  3. then the names: a plain number follows the convention the other
 //     files show (pairs told apart by 1 or 2), or log4j 1.x's (.1 newest)
 //     when nothing shows one; dated names come before numbered ones.
@@ -285,7 +287,7 @@ func SortRolled(names []string, open func(string) (io.ReadCloser, error), lineTi
 // It costs O(n log n) comparisons, and it opens only files whose mtimes do
 // not tell them apart: a rotation is paid per rotation, with as many
 // siblings as a retention policy keeps.
-func orderRolled(files []*rolledFile, lineTime LineTime) {
+func orderRolled(files []*rolledFile) {
 	slices.SortFunc(files, func(a, b *rolledFile) int {
 		// Two numbers after the same name read as their values: a shortcut.
 		if a.numbered && b.numbered && a.index != b.index {
@@ -326,7 +328,7 @@ func orderRolled(files []*rolledFile, lineTime LineTime) {
 	inParallel(len(unknown), func(from, to int) {
 		var head []byte // one buffer for the first bytes of a chunk's files
 		for _, rf := range unknown[from:to] {
-			head = rf.readFirstTime(head, lineTime)
+			head = rf.readFirstTime(head)
 		}
 	})
 	newestIsOne := numberingNewestIsOne(groups)
@@ -480,11 +482,14 @@ func modTime(rf *rolledFile) time.Time {
 
 // readFirstTime looks for the timestamp of the file's first log line,
 // reading into buf, which it returns for the next file.
-func (rf *rolledFile) readFirstTime(buf []byte, lineTime LineTime) []byte {
+func (rf *rolledFile) readFirstTime(buf []byte) []byte {
 	if rf.firstKnown {
 		return buf
 	}
 	rf.firstKnown = true
+	if rf.lineTime == nil {
+		return buf
+	}
 	if cap(buf) < firstLineSearch {
 		buf = make([]byte, firstLineSearch)
 	}
@@ -500,7 +505,7 @@ func (rf *rolledFile) readFirstTime(buf []byte, lineTime LineTime) []byte {
 		n, _ = io.ReadFull(r, buf)
 		r.Close()
 	}
-	rf.firstTime = firstLineTime(buf[:n], lineTime)
+	rf.firstTime = firstLineTime(buf[:n], rf.lineTime)
 	return buf
 }
 
@@ -509,7 +514,7 @@ func (rf *rolledFile) readFirstTime(buf []byte, lineTime LineTime) []byte {
 // sides of a comparison come from the same writer, so the zone does not
 // matter.
 func firstLineTime(head []byte, lineTime LineTime) time.Time {
-	for lineTime != nil && len(head) > 0 {
+	for len(head) > 0 {
 		line := head
 		if i := bytes.IndexByte(head, '\n'); i >= 0 {
 			line, head = head[:i], head[i+1:]

@@ -47,7 +47,7 @@ func BenchmarkRotationManySiblings(b *testing.B) {
 			if err := os.WriteFile(path, appendKafkaLine(nil, n+1), 0o644); err != nil {
 				b.Fatal(err)
 			}
-			f := New(path, Options{FromBeginning: true})
+			f := New(path, Options{LineTime: lineTime, FromBeginning: true})
 			defer f.Close()
 			if err := f.Poll(func([]byte) {}); err != nil {
 				b.Fatal(err)

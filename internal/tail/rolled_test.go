@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 // An appender rolls the live file the way one logging library does.
@@ -143,7 +141,7 @@ func resumeAfterRolls(t *testing.T, ap appender, mode string, rolls, max int, do
 	if down {
 		stopAt(t, path, seq, store)
 	} else {
-		f = New(path, Options{FromBeginning: true, LineTime: kafkaLineTime})
+		f = New(path, Options{LineTime: lineTime, FromBeginning: true})
 		defer f.Close()
 		mustPoll(t, f, seq.deliver)
 	}
@@ -238,7 +236,7 @@ func TestSortRolled(t *testing.T) {
 			slices.SortFunc(want, func(a, b string) int {
 				return tc.files[strings.TrimPrefix(a, base)] - tc.files[strings.TrimPrefix(b, base)]
 			})
-			SortRolled(names, nil, kafkaLineTime)
+			SortRolled(names, nil, lineTime)
 			equal(t, "order", names, want)
 			for _, n := range names {
 				os.Remove(n)
@@ -249,13 +247,13 @@ func TestSortRolled(t *testing.T) {
 	older := write(".2025-10-16-09", 1000, same.Add(time.Minute))
 	newer := write(".2025-10-16-10", 2000, same)
 	names := []string{newer, older}
-	SortRolled(names, nil, kafkaLineTime)
+	SortRolled(names, nil, lineTime)
 	equal(t, "dated, mtimes reversed", names, []string{older, newer})
 
 	// Names only (the files do not exist): dates as they read, numbers in
 	// log4j 1.x's convention.
 	names = []string{base + ".1", base + ".3", base + ".2"}
-	SortRolled(names, nil, kafkaLineTime)
+	SortRolled(names, nil, lineTime)
 	equal(t, "names only", names, []string{base + ".3", base + ".2", base + ".1"})
 }
 
@@ -267,7 +265,7 @@ func TestFirstLineTime(t *testing.T) {
 		"2025-10-16T15:57:13.5Z stdout F \tat x\n2025-10-16T15:57:13.6Z stdout F 2025-10-16 15:57:12,614 INFO z (a.B) [main]\n": "2025-10-16T15:57:12.614Z",
 		"no timestamp here\n[2025-10-16 15:57:1":                                                                                "",
 	} {
-		got := firstLineTime([]byte(head), kafkaLineTime)
+		got := firstLineTime([]byte(head), lineTime)
 		if got.IsZero() != (want == "") || !got.IsZero() && got.Format(time.RFC3339Nano) != want {
 			t.Errorf("firstLineTime(%q) = %v, want %q", head, got, want)
 		}
@@ -345,13 +343,13 @@ func TestOrderManyRolledSiblings(t *testing.T) {
 	files := make([]*rolledFile, n)
 	for i := range files {
 		// log4j2's default numbering: .1 oldest.
-		files[i] = newRolledFile(fmt.Sprintf("server.log.%d", i+1), strconv.Itoa(i+1), fakeInfo{mtime: base.Add(time.Duration(i) * time.Microsecond)}, nil)
+		files[i] = newRolledFile(fmt.Sprintf("server.log.%d", i+1), strconv.Itoa(i+1), fakeInfo{mtime: base.Add(time.Duration(i) * time.Microsecond)}, nil, lineTime)
 		files[i].firstTime, files[i].firstKnown = base.Add(time.Duration(i)*time.Millisecond), true
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	rng.Shuffle(n, func(i, j int) { files[i], files[j] = files[j], files[i] })
 	start := time.Now()
-	orderRolled(files, kafkaLineTime)
+	orderRolled(files)
 	took := time.Since(start)
 	for i, rf := range files {
 		if rf.index != i+1 {
@@ -371,7 +369,3 @@ type fakeInfo struct {
 }
 
 func (f fakeInfo) ModTime() time.Time { return f.mtime }
-
-// kafkaLineTime is what the exporter injects: the tests' rolled files are
-// Kafka logs.
-func kafkaLineTime(line []byte) (time.Time, bool) { return logparse.LineTime(line, time.UTC) }

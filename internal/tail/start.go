@@ -85,7 +85,7 @@ func (f *Follower) resume(p Position) error {
 		return nil
 	}
 
-	if found, newer, ok := rolledAfter(f.path, saved, f.opts.LineTime); ok {
+	if found, newer, ok := rolledAfter(f.path, f.opts.LineTime, saved); ok {
 		rolled := f.openRolled([]*rolledFile{found}, liveInfo)
 		if len(rolled) == 1 && hasHead(rolled[0].f, p) && found.info.Size() >= p.Offset {
 			rolled[0].from = p.Offset

@@ -53,7 +53,7 @@ func TestPathReplacedByADirectoryThenAFile(t *testing.T) {
 	writeFile(t, path, "a\n")
 	var warned int
 	var got lines
-	f := New(path, Options{FromBeginning: true, Logger: slog.New(warnings{slog.DiscardHandler, &warned})})
+	f := New(path, Options{LineTime: lineTime, FromBeginning: true, Logger: slog.New(warnings{slog.DiscardHandler, &warned})})
 	defer f.Close()
 	pollState(t, f, got.deliver, 1, "")
 
@@ -91,7 +91,7 @@ func TestPathMissingOrADirectoryAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got lines
-	f := New(path, Options{})
+	f := New(path, Options{LineTime: lineTime})
 	defer f.Close()
 	pollState(t, f, got.deliver, 3, ReasonNotRegularFile)
 	os.Remove(path)
@@ -116,7 +116,7 @@ func TestNamedPipeAndDeviceAreRefusedWithoutBlocking(t *testing.T) {
 		if _, err := os.Stat(path); err != nil {
 			continue
 		}
-		f := New(path, Options{FromBeginning: true})
+		f := New(path, Options{LineTime: lineTime, FromBeginning: true})
 		done := make(chan error, 1)
 		go func() { done <- f.Poll(func([]byte) {}) }()
 		select {
@@ -131,7 +131,7 @@ func TestNamedPipeAndDeviceAreRefusedWithoutBlocking(t *testing.T) {
 	}
 	// Resuming from a saved position must not block either.
 	p := Position{Path: fifo, HeadHash: headHash(nil)}
-	f := New(fifo, Options{Start: &p})
+	f := New(fifo, Options{LineTime: lineTime, Start: &p})
 	defer f.Close()
 	if err := f.Poll(func([]byte) {}); reasonFor(err) != ReasonNotRegularFile {
 		t.Fatalf("resume on a named pipe: %v", err)
@@ -149,7 +149,7 @@ func TestPermissionDeniedRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got lines
-	f := New(path, Options{FromBeginning: true})
+	f := New(path, Options{LineTime: lineTime, FromBeginning: true})
 	defer f.Close()
 	pollState(t, f, got.deliver, 2, ReasonPermissionDenied)
 	if err := os.Chmod(path, 0o644); err != nil {
@@ -187,7 +187,7 @@ func TestDeletedFileIsReportedMissingAndClosed(t *testing.T) {
 	defer w.close()
 	w.write(10)
 	seq := &sequence{t: t, exact: true}
-	f := New(path, Options{FromBeginning: true})
+	f := New(path, Options{LineTime: lineTime, FromBeginning: true})
 	defer f.Close()
 	pollState(t, f, seq.deliver, 1, "")
 	if err := os.Remove(path); err != nil {

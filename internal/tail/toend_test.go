@@ -52,9 +52,10 @@ func TestToEndReadsEveryFileOnce(t *testing.T) {
 	for _, budget := range []int{0, 1, 3} {
 		var opened []string
 		f := New(filepath.Join(dir, "server.log"), Options{
-			ToEnd:  true,
-			Before: []string{filepath.Join(dir, "server.log.1"), filepath.Join(dir, "server.log.2.gz")},
-			OnFile: func(name string) { opened = append(opened, filepath.Base(name)) },
+			LineTime: lineTime,
+			ToEnd:    true,
+			Before:   []string{filepath.Join(dir, "server.log.1"), filepath.Join(dir, "server.log.2.gz")},
+			OnFile:   func(name string) { opened = append(opened, filepath.Base(name)) },
 		})
 		equal(t, "lines", readToEnd(t, f, budget), []string{"a1", "a2", "b1", "b2", "c1", "c2"})
 		if strings.Join(opened, " ") != "server.log.1 server.log.2.gz server.log" {
@@ -74,7 +75,7 @@ func TestToEndFileThatShrankIsAnError(t *testing.T) {
 	if err := os.WriteFile(path, bytes.Repeat([]byte(kafkaLine(1)), 10_000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f := New(path, Options{ToEnd: true})
+	f := New(path, Options{LineTime: lineTime, ToEnd: true})
 	defer f.Close()
 	if _, err := f.Read(func([]byte) {}, 4096); err != nil {
 		t.Fatal(err)
@@ -103,7 +104,7 @@ func TestToEndPipeWaitsForItsData(t *testing.T) {
 		_, _ = w.Write([]byte("late\n")) // the reader's side sees any failure as a missing line
 		w.Close()
 	}()
-	f := NewPipe("-", r, Options{ToEnd: true})
+	f := NewPipe("-", r, Options{LineTime: lineTime, ToEnd: true})
 	defer f.Close()
 	var got lines
 	more, err := f.Read(got.deliver, 0)

@@ -23,7 +23,7 @@ func TestTortureRenameRotation(t *testing.T) {
 	defer w.close()
 	rng := w.rng
 	seq := &sequence{t: t, exact: true}
-	f := New(path, Options{FromBeginning: true})
+	f := New(path, Options{LineTime: lineTime, FromBeginning: true})
 	defer f.Close()
 
 	rotated, sincePoll, sinceRotation := 0, 0, 0
@@ -134,7 +134,7 @@ func tortureCopyTruncate(t *testing.T, seed uint64, truncations, truncEvery, hoo
 	defer w.close()
 	rng := w.rng
 	seq := &sequence{t: t}
-	f := New(path, Options{FromBeginning: true})
+	f := New(path, Options{LineTime: lineTime, FromBeginning: true})
 	defer f.Close()
 
 	type window struct{ from, to int } // lines [from, to) at risk

@@ -21,7 +21,7 @@ func TestFollowARealWriter(t *testing.T) {
 	w := newLogWriter(t, path, 9)
 	w.keep = 1000 // a slow reader must still find every rolled file
 	seq := &sequence{t: nonFatal{t}, exact: true}
-	f := New(path, Options{FromBeginning: true})
+	f := New(path, Options{LineTime: lineTime, FromBeginning: true})
 	mustPoll(t, f, seq.deliver) // open the file before the writer rotates it
 
 	const marker = "END OF TEST"
