@@ -103,7 +103,7 @@ func TestMetadataQuorumAlerts(t *testing.T) {
 		waitPromValue(ctx, t, q.prom, `kafka_replication_metadata_quorum_voters{cluster="local"}`, 30*time.Second, func(v float64) bool { return v == 3 })
 		const window = 20 * time.Second
 		time.Sleep(window)
-		kafka, err := c.DescribeQuorum(ctx)
+		kafka, err := c.DescribeQuorumVia(ctx, 1)
 		must(t, err)
 		waitPromValue(ctx, t, q.prom, `kafka_replication_metadata_quorum_leader_id{cluster="local"}`, 10*time.Second,
 			func(v float64) bool { return v == float64(kafka.LeaderID) })
@@ -124,7 +124,7 @@ func TestMetadataQuorumAlerts(t *testing.T) {
 		frozen := time.Now()
 		a := q.waitAlert(ctx, t, "firing", "KafkaMetadataQuorumVoterLagging", map[string]string{"node": fmt.Sprint(voter)}, 60*time.Second)
 		t.Logf("KafkaMetadataQuorumVoterLagging{node=%d} at the webhook %v after SIGSTOP", voter, time.Since(frozen).Round(time.Second))
-		kafka, err := c.DescribeQuorum(ctx)
+		kafka, err := c.DescribeQuorumVia(ctx, 1)
 		must(t, err)
 		if r, ok := kafka.Replica(voter); !ok || kafka.LeaderNow()-r.LastFetchTimestamp < 5000 {
 			t.Errorf("voter alert %v, but Kafka's DescribeQuorum has voter %d fetching (%+v, leader now %d)", a.Labels, voter, r, kafka.LeaderNow())
@@ -132,7 +132,7 @@ func TestMetadataQuorumAlerts(t *testing.T) {
 		waitPromValue(ctx, t, q.prom, fmt.Sprintf(`kafka_replication_metadata_quorum_replica_last_fetch_age_seconds{cluster="local",role="observer",node="%d"}`, broker),
 			40*time.Second, func(v float64) bool { return v > 30 })
 		t.Logf("observer %d: last fetch age past 30 s in Prometheus %v after SIGSTOP", broker, time.Since(frozen).Round(time.Second))
-		kafka, err = c.DescribeQuorum(ctx)
+		kafka, err = c.DescribeQuorumVia(ctx, 1)
 		must(t, err)
 		if r, ok := kafka.Replica(broker); !ok || !r.Observer || kafka.LeaderNow()-r.LastFetchTimestamp < 30000 {
 			t.Errorf("Kafka's DescribeQuorum has observer %d as %+v (leader now %d, ok %v): not 30 s without a fetch", broker, r, kafka.LeaderNow(), ok)
@@ -153,7 +153,7 @@ func TestMetadataQuorumAlerts(t *testing.T) {
 	})
 
 	t.Run("two_voters_frozen_pages_and_inhibits", func(t *testing.T) {
-		before, err := c.DescribeQuorum(ctx)
+		before, err := c.DescribeQuorumVia(ctx, 1)
 		must(t, err)
 		must(t, c.PauseNode(followers[0]))
 		must(t, c.PauseNode(followers[1]))
@@ -201,7 +201,7 @@ func TestMetadataQuorumAlerts(t *testing.T) {
 		resumed := time.Now()
 		q.waitAlert(ctx, t, "resolved", "KafkaMetadataQuorumUnavailable", nil, 60*time.Second)
 		t.Logf("KafkaMetadataQuorumUnavailable resolved at the webhook %v after SIGCONT", time.Since(resumed).Round(time.Second))
-		after, err := c.DescribeQuorum(ctx)
+		after, err := c.DescribeQuorumVia(ctx, 1)
 		must(t, err)
 		if after.LeaderID < 0 || after.HW <= before.HW {
 			t.Errorf("resolved, but Kafka's quorum is %+v (before the freeze HW %d)", after, before.HW)
@@ -223,6 +223,11 @@ func TestMetadataQuorumAlerts(t *testing.T) {
 // is not in Metadata either and kafka_replication_metadata_quorum_brokers_missing
 // stays 0; its observer series are dropped, not frozen; KafkaBrokerMetadataStale
 // never fires (a stopped broker is KafkaPartitionUnderReplicated's).
+//
+// Seen (once, 2026-12-03): observer 3 left Kafka's DescribeQuorum 5m1s after
+// SIGSTOP, its series were gone from Prometheus 5 s later, brokers_missing 0,
+// only KafkaReplicationExporterClusterUnreachable{instance="kafka-3"} reached
+// the webhook. Wall time 5m34s.
 func TestMetadataQuorumObserverExpiry(t *testing.T) {
 	if os.Getenv("KRE_E2E_OBSERVER_EXPIRY") == "" {
 		t.Skip("over six minutes; set KRE_E2E_OBSERVER_EXPIRY=1 to run it")
@@ -244,7 +249,7 @@ func TestMetadataQuorumObserverExpiry(t *testing.T) {
 	must(t, c.PauseNode(broker))
 	frozen := time.Now()
 	for {
-		kafka, err := c.DescribeQuorum(ctx)
+		kafka, err := c.DescribeQuorumVia(ctx, 1)
 		must(t, err)
 		if _, ok := kafka.Replica(broker); !ok {
 			break
@@ -263,9 +268,13 @@ func TestMetadataQuorumObserverExpiry(t *testing.T) {
 	}
 	missing, err := q.prom.Query(ctx, `max(kafka_replication_metadata_quorum_brokers_missing{cluster="local"})`)
 	must(t, err)
-	t.Logf("brokers_missing after the drop: %v", missing)
+	for _, s := range missing {
+		if s.Value != 0 {
+			t.Errorf("brokers_missing %v after the drop of a fenced broker", s.Value)
+		}
+	}
 	if a := findQuorumAlert(q.hook, "firing", "KafkaBrokerMetadataStale", nil); a != nil {
-		t.Logf("KafkaBrokerMetadataStale fired: %v", a.Labels)
+		t.Errorf("KafkaBrokerMetadataStale fired for a stopped (fenced) broker: %v", a.Labels)
 	}
 	must(t, c.ResumeNode(broker))
 }
@@ -275,7 +284,7 @@ func TestMetadataQuorumObserverExpiry(t *testing.T) {
 func describeQuorumWithin(ctx context.Context, c *harness.Cluster, d time.Duration) (harness.QuorumState, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	return c.DescribeQuorum(ctx)
+	return c.DescribeQuorumVia(ctx, 1)
 }
 
 // quorumAlerting is a sidecar per broker, Prometheus with the shipped rules

@@ -51,7 +51,22 @@ func (q QuorumState) LeaderNow() int64 {
 // does not implement it, so this uses franz-go, as the exporter does; a test
 // compares the exporter's series with this answer.
 func (c *Cluster) DescribeQuorum(ctx context.Context) (QuorumState, error) {
-	client, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.ClientID("kre-e2e"))
+	return c.describeQuorum(ctx, -1)
+}
+
+// DescribeQuorumVia is DescribeQuorum sent to broker id only, for a test
+// that freezes another broker: the client would pick any seed, a frozen one
+// too, and wait out its timeout there.
+func (c *Cluster) DescribeQuorumVia(ctx context.Context, id int32) (QuorumState, error) {
+	return c.describeQuorum(ctx, id)
+}
+
+func (c *Cluster) describeQuorum(ctx context.Context, via int32) (QuorumState, error) {
+	seeds := c.Bootstrap()
+	if via >= 0 {
+		seeds = []string{c.Node(via).BrokerAddr}
+	}
+	client, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ClientID("kre-e2e"))
 	if err != nil {
 		return QuorumState{}, err
 	}
@@ -61,7 +76,15 @@ func (c *Cluster) DescribeQuorum(ctx context.Context) (QuorumState, error) {
 	rt.Topic = "__cluster_metadata"
 	rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, client)
+	var resp *kmsg.DescribeQuorumResponse
+	if via >= 0 {
+		var r kmsg.Response
+		if r, err = client.Broker(int(via)).Request(ctx, req); err == nil {
+			resp = r.(*kmsg.DescribeQuorumResponse)
+		}
+	} else {
+		resp, err = req.RequestWith(ctx, client)
+	}
 	if err != nil {
 		return QuorumState{}, fmt.Errorf("DescribeQuorum: %w", err)
 	}
