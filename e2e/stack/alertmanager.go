@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Alertmanager is a running Alertmanager.
@@ -30,12 +32,27 @@ func StartAlertmanager(ctx context.Context, dir, webhookURL string) (*Alertmanag
 // StartAlertmanagerOn is StartAlertmanager listening on addr (host:port); an
 // empty addr is StartAlertmanager's choice.
 func StartAlertmanagerOn(ctx context.Context, addr, dir, webhookURL string) (*Alertmanager, error) {
+	return startAlertmanager(ctx, addr, dir, alertmanagerConfig(webhookURL, ""))
+}
+
+// StartAlertmanagerInhibiting is StartAlertmanager with the inhibit_rules of
+// the Alertmanager configuration shippedConfig (deploy/alertmanager.yml), so
+// a test sees which alerts the shipped inhibitions keep from paging.
+func StartAlertmanagerInhibiting(ctx context.Context, dir, webhookURL, shippedConfig string) (*Alertmanager, error) {
+	inhibit, err := inhibitRules(shippedConfig)
+	if err != nil {
+		return nil, err
+	}
+	return startAlertmanager(ctx, "", dir, alertmanagerConfig(webhookURL, inhibit))
+}
+
+func startAlertmanager(ctx context.Context, addr, dir, config string) (*Alertmanager, error) {
 	bin, err := Tool("alertmanager")
 	if err != nil {
 		return nil, err
 	}
 	cfgPath := filepath.Join(dir, "alertmanager.yml")
-	if err := os.WriteFile(cfgPath, []byte(alertmanagerConfig(webhookURL)), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
 		return nil, err
 	}
 	start := func(addr string) (*process, error) {
@@ -55,7 +72,27 @@ func StartAlertmanagerOn(ctx context.Context, addr, dir, webhookURL string) (*Al
 	return &Alertmanager{URL: "http://" + addr, proc: proc}, nil
 }
 
-func alertmanagerConfig(webhookURL string) string {
+// inhibitRules returns the inhibit_rules of an Alertmanager configuration
+// file as YAML, "inhibit_rules:" included.
+func inhibitRules(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var cfg struct {
+		InhibitRules []map[string]any `yaml:"inhibit_rules"`
+	}
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if len(cfg.InhibitRules) == 0 {
+		return "", fmt.Errorf("%s: no inhibit_rules", path)
+	}
+	out, err := yaml.Marshal(map[string]any{"inhibit_rules": cfg.InhibitRules})
+	return string(out), err
+}
+
+func alertmanagerConfig(webhookURL, inhibit string) string {
 	receiver := "  - name: webhook\n"
 	if webhookURL != "" {
 		receiver += fmt.Sprintf("    webhook_configs:\n      - url: %q\n        send_resolved: true\n", webhookURL)
@@ -69,5 +106,5 @@ route:
   group_interval: 1s
   repeat_interval: 1h
 receivers:
-` + receiver
+` + receiver + inhibit
 }
