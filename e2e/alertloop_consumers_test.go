@@ -87,30 +87,7 @@ func waitGroupCaughtUp(ctx context.Context, t *testing.T, prom *stack.Prometheus
 // in the given status (firing, resolved) with cluster="local".
 func waitGroupAlert(ctx context.Context, t *testing.T, hook *stack.Webhook, status, alertname, group string, within time.Duration) {
 	t.Helper()
-	timeout := time.After(within)
-	for {
-		_, next := hook.Notifications()
-		if a := findGroupAlert(hook, status, alertname, group); a != nil {
-			t.Logf("webhook: %s %v", status, a.Labels)
-			return
-		}
-		select {
-		case <-next:
-		case <-timeout:
-			t.Fatalf("no %s %s{group=%q,cluster=\"local\"} at the webhook within %v", status, alertname, group, within)
-		case <-ctx.Done():
-			t.Fatal(ctx.Err())
-		}
-	}
-}
-
-func findGroupAlert(hook *stack.Webhook, status, alertname, group string) *stack.Alert {
-	for _, a := range hook.Alerts() {
-		if a.Status == status && a.Labels["alertname"] == alertname && a.Labels["group"] == group && a.Labels["cluster"] == "local" {
-			return &a
-		}
-	}
-	return nil
+	waitAlert(ctx, t, hook, status, alertname, map[string]string{"group": group}, within)
 }
 
 // logGroupSeries logs, for a failed loop, what Prometheus holds of the

@@ -55,11 +55,7 @@ func TestAlertLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster, Prometheus and Alertmanager; skipped with -short")
 	}
-	for _, tool := range []string{"prometheus", "alertmanager"} {
-		if _, err := stack.Tool(tool); err != nil {
-			t.Skip(err)
-		}
-	}
+	skipWithoutAlerting(t)
 	start := time.Now()
 	defer func() { t.Logf("%s wall time %v", t.Name(), time.Since(start).Round(time.Second)) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
@@ -135,14 +131,14 @@ func TestAlertLoop(t *testing.T) {
 		lost = time.Now()
 		for _, p := range paths {
 			for _, topic := range []string{busy, quiet} {
-				waitAlert(ctx, t, p.hook, "firing", "KafkaPartitionUnderMinISR", topic, 90*time.Second)
+				waitAlert(ctx, t, p.hook, "firing", "KafkaPartitionUnderMinISR", map[string]string{"topic": topic}, 90*time.Second)
 				t.Logf("%s: KafkaPartitionUnderMinISR{topic=%q} at the webhook %v after the second node stopped",
 					p.name, topic, time.Since(lost).Round(time.Second))
 			}
-			waitAlert(ctx, t, p.hook, "firing", "KafkaPartitionHighWatermarkStalled", busy, 120*time.Second)
+			waitAlert(ctx, t, p.hook, "firing", "KafkaPartitionHighWatermarkStalled", map[string]string{"topic": busy}, 120*time.Second)
 			t.Logf("%s: KafkaPartitionHighWatermarkStalled{topic=%q} at the webhook %v after the second node stopped",
 				p.name, busy, time.Since(lost).Round(time.Second))
-			if a := findAlert(p.hook, "firing", "KafkaPartitionHighWatermarkStalled", quiet); a != nil {
+			if a := findAlert(p.hook, "firing", "KafkaPartitionHighWatermarkStalled", map[string]string{"topic": quiet}); a != nil {
 				t.Errorf("%s: HW stall paged for the idle topic: %v", p.name, a.Labels)
 			}
 			waitGroupAlert(ctx, t, p.hook, "firing", "KafkaConsumersStarvedByReplication", group, 60*time.Second)
@@ -157,15 +153,15 @@ func TestAlertLoop(t *testing.T) {
 		acks.Store(int32(sarama.WaitForAll))
 		for _, p := range paths {
 			for _, topic := range []string{busy, quiet} {
-				waitAlert(ctx, t, p.hook, "resolved", "KafkaPartitionUnderMinISR", topic, 90*time.Second)
+				waitAlert(ctx, t, p.hook, "resolved", "KafkaPartitionUnderMinISR", map[string]string{"topic": topic}, 90*time.Second)
 			}
-			waitAlert(ctx, t, p.hook, "resolved", "KafkaPartitionHighWatermarkStalled", busy, 90*time.Second)
-			if a := findAlert(p.hook, "firing", "KafkaPartitionHighWatermarkStalled", quiet); a != nil {
+			waitAlert(ctx, t, p.hook, "resolved", "KafkaPartitionHighWatermarkStalled", map[string]string{"topic": busy}, 90*time.Second)
+			if a := findAlert(p.hook, "firing", "KafkaPartitionHighWatermarkStalled", map[string]string{"topic": quiet}); a != nil {
 				t.Errorf("%s: HW stall paged for the idle topic: %v", p.name, a.Labels)
 			}
 			waitGroupAlert(ctx, t, p.hook, "resolved", "KafkaConsumersStarvedByReplication", group, 60*time.Second)
 			// The consumer was starved, not stuck: the consumer-side alert is not its.
-			if a := findGroupAlert(p.hook, "firing", "KafkaConsumerGroupStalled", group); a != nil {
+			if a := findAlert(p.hook, "firing", "KafkaConsumerGroupStalled", map[string]string{"group": group}); a != nil {
 				t.Errorf("%s: KafkaConsumerGroupStalled paged for a group starved by replication: %v", p.name, a.Labels)
 			}
 			// Nodes stopped cleanly and restarted lose nothing: no data-loss alert,
@@ -200,6 +196,66 @@ func TestAlertLoop(t *testing.T) {
 // startAlerting is the alerting half of an alert loop over targets:
 // Prometheus evaluating the shipped rules, their durations divided by scale
 // (1: as shipped), every second, and Alertmanager sending to the returned
+
+// alertingToolsMissing names the first of Prometheus and Alertmanager that is
+// not installed, or returns nil when both are.
+func alertingToolsMissing() error {
+	for _, tool := range []string{"prometheus", "alertmanager"} {
+		if _, err := stack.Tool(tool); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitAlert waits until the webhook has received alertname with cluster
+// "local" and the labels in want, in status (firing, resolved).
+func waitAlert(ctx context.Context, t *testing.T, hook *stack.Webhook, status, alertname string, want map[string]string, within time.Duration) stack.Alert {
+	t.Helper()
+	timeout := time.After(within)
+	for {
+		_, next := hook.Notifications()
+		if a := findAlert(hook, status, alertname, want); a != nil {
+			t.Logf("webhook: %s %v", status, a.Labels)
+			return *a
+		}
+		select {
+		case <-next:
+		case <-timeout:
+			t.Fatalf("no %s %s%v at the webhook within %v", status, alertname, want, within)
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		}
+	}
+}
+
+// findAlert returns the webhook's alertname with cluster "local" and the
+// labels in want, in status, or nil.
+func findAlert(hook *stack.Webhook, status, alertname string, want map[string]string) *stack.Alert {
+	for _, a := range hook.Alerts() {
+		if a.Status != status || a.Labels["alertname"] != alertname || a.Labels["cluster"] != "local" {
+			continue
+		}
+		ok := true
+		for k, v := range want {
+			ok = ok && a.Labels[k] == v
+		}
+		if ok {
+			return &a
+		}
+	}
+	return nil
+}
+
+// skipWithoutAlerting skips a test that needs Prometheus and Alertmanager
+// when either is not installed.
+func skipWithoutAlerting(t *testing.T) {
+	t.Helper()
+	if err := alertingToolsMissing(); err != nil {
+		t.Skip(err)
+	}
+}
+
 // webhook. Its files are in dir; all of it stops at the end of the test.
 func startAlerting(ctx context.Context, t *testing.T, dir string, targets []stack.Target, scale int) (*stack.Prometheus, *stack.Alertmanager, *stack.Webhook) {
 	t.Helper()
@@ -357,34 +413,4 @@ func produceEvery(ctx context.Context, c *harness.Cluster, topic string, interva
 			_, _ = c.Produce(ctx, topic, 0, 1, sarama.RequiredAcks(acks.Load()))
 		}
 	}
-}
-
-// waitAlert waits until the webhook has received alertname for topic in the
-// given status (firing, resolved) with cluster="local".
-func waitAlert(ctx context.Context, t *testing.T, hook *stack.Webhook, status, alertname, topic string, within time.Duration) {
-	t.Helper()
-	timeout := time.After(within)
-	for {
-		_, next := hook.Notifications()
-		if a := findAlert(hook, status, alertname, topic); a != nil {
-			t.Logf("webhook: %s %v", status, a.Labels)
-			return
-		}
-		select {
-		case <-next:
-		case <-timeout:
-			t.Fatalf("no %s %s{topic=%q,cluster=\"local\"} at the webhook within %v", status, alertname, topic, within)
-		case <-ctx.Done():
-			t.Fatal(ctx.Err())
-		}
-	}
-}
-
-func findAlert(hook *stack.Webhook, status, alertname, topic string) *stack.Alert {
-	for _, a := range hook.Alerts() {
-		if a.Status == status && a.Labels["alertname"] == alertname && a.Labels["topic"] == topic && a.Labels["cluster"] == "local" {
-			return &a
-		}
-	}
-	return nil
 }

@@ -158,7 +158,7 @@ func testDataLoss(ctx context.Context, t *testing.T, c *harness.Cluster) {
 		// Alertmanager, while the old leader is still dead: its WARN cannot
 		// help, the drop shows once its sidecar stops exporting the old HW
 		// (three refreshes, at least 30 s, after its broker died).
-		waitAlert(ctx, t, loop.hook, "firing", "KafkaPartitionCommittedOffsetsLost", topic, 90*time.Second)
+		waitAlert(ctx, t, loop.hook, "firing", "KafkaPartitionCommittedOffsetsLost", map[string]string{"topic": topic}, 90*time.Second)
 		t.Logf("KafkaPartitionCommittedOffsetsLost at the webhook %v after the leader's death, the old leader still down", time.Since(killedAt).Round(time.Second))
 		var got []stack.Sample
 		waitErr := waitFor(ctx, 60*time.Second, func() bool {
@@ -306,11 +306,9 @@ const lossRuleScale = 10
 
 func startLossAlertLoop(ctx context.Context, t *testing.T, c *harness.Cluster) *lossAlertLoop {
 	t.Helper()
-	for _, tool := range []string{"prometheus", "alertmanager"} {
-		if _, err := stack.Tool(tool); err != nil {
-			t.Logf("no alert loop: %v", err)
-			return nil
-		}
+	if err := alertingToolsMissing(); err != nil {
+		t.Logf("no alert loop: %v", err)
+		return nil
 	}
 	es, err := stack.StartExporters(ctx, c, exporterBinary(t))
 	must(t, err)

@@ -193,8 +193,8 @@ func TestLogDirFailure(t *testing.T) {
 		"cluster-scope exporter by %.1fs",
 		own["broker"], second, victim, logSeen.Sub(loggedAt).Seconds(), loggedAt.Sub(broke).Seconds(), time.Since(broke).Seconds())
 	if loop != nil {
-		waitAlert(ctx, t, loop.hook, "firing", "KafkaBrokerLogDirOffline", "", 30*time.Second)
-		waitAlert(ctx, t, loop.hook, "firing", "KafkaReplicaLogDirOffline", topic, 30*time.Second)
+		waitAlert(ctx, t, loop.hook, "firing", "KafkaBrokerLogDirOffline", map[string]string{"topic": ""}, 30*time.Second)
+		waitAlert(ctx, t, loop.hook, "firing", "KafkaReplicaLogDirOffline", map[string]string{"topic": topic}, 30*time.Second)
 		for _, a := range loop.hook.Alerts() {
 			if a.Labels["alertname"] == "KafkaBrokerLogDirOffline" && (a.Labels["broker"] != own["broker"] || a.Labels["dir"] != second || a.Labels["instance"] != "") {
 				t.Errorf("KafkaBrokerLogDirOffline %v, want one alert for broker %s, dir %s, whoever reported it", a.Labels, own["broker"], second)
@@ -248,7 +248,7 @@ func TestLogDirFailure(t *testing.T) {
 		return logDirsAgree(ctx, m, whole, brokers, dirs)
 	})
 	if loop != nil {
-		waitAlert(ctx, t, loop.hook, "resolved", "KafkaBrokerLogDirOffline", "", 30*time.Second)
+		waitAlert(ctx, t, loop.hook, "resolved", "KafkaBrokerLogDirOffline", map[string]string{"topic": ""}, 30*time.Second)
 	}
 	t.Logf("directory back and broker %d restarted: every series online %.1fs after the restart began; scenario %v",
 		victim, time.Since(restarted).Seconds(), time.Since(began).Round(time.Second))
@@ -294,11 +294,9 @@ func logDirsAgree(ctx context.Context, m map[int32]stack.Metrics, whole *stack.E
 // nil without Prometheus and Alertmanager.
 func startLogDirAlertLoop(ctx context.Context, t *testing.T, targets []stack.Target) *lossAlertLoop {
 	t.Helper()
-	for _, tool := range []string{"prometheus", "alertmanager"} {
-		if _, err := stack.Tool(tool); err != nil {
-			t.Logf("no alert loop: %v", err)
-			return nil
-		}
+	if err := alertingToolsMissing(); err != nil {
+		t.Logf("no alert loop: %v", err)
+		return nil
 	}
 	prom, _, hook := startAlerting(ctx, t, t.TempDir(), targets, 1)
 	return &lossAlertLoop{prom: prom, hook: hook}

@@ -69,11 +69,7 @@ func TestMetadataQuorumAlerts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster, Prometheus and Alertmanager; skipped with -short")
 	}
-	for _, tool := range []string{"prometheus", "alertmanager"} {
-		if _, err := stack.Tool(tool); err != nil {
-			t.Skip(err)
-		}
-	}
+	skipWithoutAlerting(t)
 	start := time.Now()
 	defer func() { t.Logf("%s wall time %v", t.Name(), time.Since(start).Round(time.Second)) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -144,7 +140,7 @@ func TestMetadataQuorumAlerts(t *testing.T) {
 		resumed := time.Now()
 		q.waitAlert(ctx, t, "resolved", "KafkaMetadataQuorumVoterLagging", map[string]string{"node": fmt.Sprint(voter)}, 30*time.Second)
 		t.Logf("KafkaMetadataQuorumVoterLagging{node=%d} resolved at the webhook %v after SIGCONT", voter, time.Since(resumed).Round(time.Second))
-		if a := findQuorumAlert(q.hook, "firing", "KafkaBrokerMetadataStale", nil); a != nil {
+		if a := findAlert(q.hook, "firing", "KafkaBrokerMetadataStale", nil); a != nil {
 			t.Errorf("a broker frozen for under a minute paged as stale metadata: %v", a.Labels)
 		}
 		// Broker 3 back in the ISR before the next step freezes it again.
@@ -232,11 +228,7 @@ func TestMetadataQuorumObserverExpiry(t *testing.T) {
 	if os.Getenv("KRE_E2E_OBSERVER_EXPIRY") == "" {
 		t.Skip("over six minutes; set KRE_E2E_OBSERVER_EXPIRY=1 to run it")
 	}
-	for _, tool := range []string{"prometheus", "alertmanager"} {
-		if _, err := stack.Tool(tool); err != nil {
-			t.Skip(err)
-		}
-	}
+	skipWithoutAlerting(t)
 	start := time.Now()
 	defer func() { t.Logf("%s wall time %v", t.Name(), time.Since(start).Round(time.Second)) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -273,7 +265,7 @@ func TestMetadataQuorumObserverExpiry(t *testing.T) {
 			t.Errorf("brokers_missing %v after the drop of a fenced broker", s.Value)
 		}
 	}
-	if a := findQuorumAlert(q.hook, "firing", "KafkaBrokerMetadataStale", nil); a != nil {
+	if a := findAlert(q.hook, "firing", "KafkaBrokerMetadataStale", nil); a != nil {
 		t.Errorf("KafkaBrokerMetadataStale fired for a stopped (fenced) broker: %v", a.Labels)
 	}
 	must(t, c.ResumeNode(broker))
@@ -339,36 +331,7 @@ func (q *quorumAlerting) noAlerts(ctx context.Context, t *testing.T, names strin
 // "local" and the labels in want, in status.
 func (q *quorumAlerting) waitAlert(ctx context.Context, t *testing.T, status, alertname string, want map[string]string, within time.Duration) stack.Alert {
 	t.Helper()
-	timeout := time.After(within)
-	for {
-		_, next := q.hook.Notifications()
-		if a := findQuorumAlert(q.hook, status, alertname, want); a != nil {
-			return *a
-		}
-		select {
-		case <-next:
-		case <-timeout:
-			t.Fatalf("no %s %s%v at the webhook within %v", status, alertname, want, within)
-		case <-ctx.Done():
-			t.Fatal(ctx.Err())
-		}
-	}
-}
-
-func findQuorumAlert(hook *stack.Webhook, status, alertname string, want map[string]string) *stack.Alert {
-	for _, a := range hook.Alerts() {
-		if a.Status != status || a.Labels["alertname"] != alertname || a.Labels["cluster"] != "local" {
-			continue
-		}
-		ok := true
-		for k, v := range want {
-			ok = ok && a.Labels[k] == v
-		}
-		if ok {
-			return &a
-		}
-	}
-	return nil
+	return waitAlert(ctx, t, q.hook, status, alertname, want, within)
 }
 
 // waitPromValue polls an instant query every 500 ms until a sample satisfies ok.

@@ -105,7 +105,7 @@ func TestRecreatedTopicIsNoLoss(t *testing.T) {
 		t.Errorf("kafka_replication:partition_high_watermark_lost:offsets = %v, want none: Kafka lost nothing", lost)
 	}
 	for _, name := range []string{"KafkaPartitionCommittedOffsetsLost", "KafkaPartitionLeaderFlapping", "KafkaPartitionHighWatermarkRegressed"} {
-		if a := findAlert(loop.hook, "firing", name, topic); a != nil {
+		if a := findAlert(loop.hook, "firing", name, map[string]string{"topic": topic}); a != nil {
 			t.Errorf("webhook: %s fired for the re-created topic: %v", name, a.Labels)
 		}
 		if got := query(`ALERTS{alertname="` + name + `",topic="recreated"}`); len(got) > 0 {
