@@ -109,6 +109,32 @@ func (p *exporterProcess) stop() {
 	}
 }
 
+// throttle lets the process run for share of every 100ms and stops it
+// (SIGSTOP) for the rest, as a CPU limit's CFS quota does to a sidecar, so a
+// test can watch a catch-up that a fast machine would finish in a second. The
+// returned func resumes it at full speed.
+func (p *exporterProcess) throttle(share float64) (resume func()) {
+	const period = 100 * time.Millisecond
+	run := time.Duration(share * float64(period))
+	quit, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-p.done:
+				return
+			case <-time.After(run):
+			}
+			_ = p.cmd.Process.Signal(syscall.SIGSTOP)
+			time.Sleep(period - run)
+			_ = p.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}()
+	return func() { close(quit); <-stopped }
+}
+
 // kill ends the process with SIGKILL, as the OOM killer or `kill -9` would.
 func (p *exporterProcess) kill() {
 	p.t.Helper()
