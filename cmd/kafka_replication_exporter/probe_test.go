@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/exposition"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/metrics"
@@ -306,5 +308,41 @@ func TestBadProbeConfigExitsTwo(t *testing.T) {
 		if len(errLines) != 1 || !strings.Contains(errLines[0], "--probe.config-file") || !strings.Contains(errLines[0], tc.want) {
 			t.Errorf("%s: want one line naming --probe.config-file and %q, got %q", name, tc.want, errOut)
 		}
+	}
+}
+
+// /probe is behind the same --web.config.file as /metrics: exporter-toolkit
+// wraps the whole mux.
+func TestProbeBehindWebConfig(t *testing.T) {
+	dir := t.TempDir()
+	hash, _ := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	webCfg := filepath.Join(dir, "web.yml")
+	writeFile(t, webCfg, []byte("basic_auth_users:\n  prom: "+string(hash)+"\n"), 0o600)
+	cfg := filepath.Join(dir, "probe.yml")
+	writeProbeConfig(t, cfg, map[string]string{"alpha": fakeCluster(t)})
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	sc, s, _ := startProbeSidecar(t, cfg, "--web.listen-address="+addr, "--web.config.file="+webCfg)
+	serveHTTP(t, sc, s, addr)
+
+	probe := func(user, pass string) int {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/probe?target=alpha", nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := probe("", ""); got != http.StatusUnauthorized {
+		t.Errorf("want 401 without credentials, got %d", got)
+	}
+	if got := probe("prom", "s3cret"); got != http.StatusOK {
+		t.Errorf("want 200 with credentials, got %d", got)
+	}
+	if n := sc.probe.stats().Active; n != 1 {
+		t.Errorf("want only the authorised probe to start the target, got %d active", n)
 	}
 }
