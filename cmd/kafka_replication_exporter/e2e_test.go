@@ -228,7 +228,7 @@ func offlineReplica(t *testing.T, c *kfake.Cluster, topic string, p, r int32) {
 }
 
 // startSidecar parses serve flags and runs the sidecar parts in-process.
-func startSidecar(t *testing.T, args ...string) (*sidecar, *serveCommand) {
+func startSidecar(t testing.TB, args ...string) (*sidecar, *serveCommand) {
 	t.Helper()
 	c := newApp()
 	s := c.serve
@@ -286,7 +286,7 @@ func refreshOnce(extra []string) []string {
 	return append(extra, "--kafka.refresh-interval=1h")
 }
 
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {

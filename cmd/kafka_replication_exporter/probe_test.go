@@ -27,7 +27,7 @@ import (
 
 // writeProbeConfig writes a --probe.config-file naming each target's
 // bootstrap server, in name order.
-func writeProbeConfig(t *testing.T, path string, targets map[string]string) {
+func writeProbeConfig(t testing.TB, path string, targets map[string]string) {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("targets:\n")
@@ -39,7 +39,7 @@ func writeProbeConfig(t *testing.T, path string, targets map[string]string) {
 
 // startProbeSidecar runs serve with --probe.config-file=cfg in-process, the
 // file checked for changes every 20ms.
-func startProbeSidecar(t *testing.T, cfg string, extra ...string) (*sidecar, *serveCommand, http.Handler) {
+func startProbeSidecar(t testing.TB, cfg string, extra ...string) (*sidecar, *serveCommand, http.Handler) {
 	t.Helper()
 	c := newApp()
 	s := c.serve
@@ -70,7 +70,7 @@ func get(h http.Handler, target string) (int, string) {
 }
 
 // probeWhenUp probes target until its poller has refreshed once.
-func probeWhenUp(t *testing.T, h http.Handler, target string) string {
+func probeWhenUp(t testing.TB, h http.Handler, target string) string {
 	t.Helper()
 	var body string
 	waitFor(t, "target "+target+" up", 20*time.Second, func() bool {
