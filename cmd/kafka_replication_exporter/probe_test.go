@@ -19,10 +19,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/exposition"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/metrics"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/testcert"
 )
 
 // writeProbeConfig writes a --probe.config-file naming each target's
@@ -344,5 +346,42 @@ func TestProbeBehindWebConfig(t *testing.T) {
 	}
 	if n := sc.probe.stats().Active; n != 1 {
 		t.Errorf("want only the authorised probe to start the target, got %d active", n)
+	}
+}
+
+// The ConfigMap of deploy/kubernetes/managed-kafka-probe.yaml loads, its
+// secret files put in a temporary directory.
+func TestProbeDeployExampleLoads(t *testing.T) {
+	raw, err := os.ReadFile("../../deploy/kubernetes/managed-kafka-probe.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _, _ := strings.Cut(string(raw), "\n---\n") // the ConfigMap comes first
+	var cm struct {
+		Data map[string]string `yaml:"data"`
+	}
+	if err := yaml.Unmarshal([]byte(doc), &cm); err != nil || cm.Data["probe.yml"] == "" {
+		t.Fatalf("no probe.yml in the first document: %v", err)
+	}
+	dir := t.TempDir()
+	cert, _ := testcert.New(t).WriteFiles(t, dir)
+	ca, err := os.ReadFile(cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string][]byte{"msk-eu-password": []byte("x\n"), "confluent-secret": []byte("x\n"), "aiven-ca.pem": ca, "aiven-password": []byte("x\n")} {
+		writeFile(t, filepath.Join(dir, name), content, 0o600)
+	}
+	probeYML := strings.ReplaceAll(cm.Data["probe.yml"], "/etc/kafka-replication-exporter/", dir+"/")
+	c := newApp()
+	if _, err := c.app.Parse([]string{"serve"}); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := parseProbeConfig("probe.yml", []byte(probeYML), c.serve.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pc.targets) != 3 || pc.targets["confluent-prod"].cfg.RefreshInterval != time.Minute || len(pc.targets["confluent-prod"].cfg.OAuth.Extensions) != 2 {
+		t.Errorf("want the three clusters, confluent-prod refreshed every minute with two extensions, got %+v", pc.targets)
 	}
 }
