@@ -86,7 +86,7 @@ func BenchmarkProbeIdleTargetMemory(b *testing.B) {
 					probeWhenUp(b, h, name)
 				}
 			}
-			perTarget := (float64(heapInUse())-float64(before)) / float64(bc.count)
+			perTarget := (float64(heapInUse()) - float64(before)) / float64(bc.count)
 			b.ReportMetric(perTarget, "heap-B/target")
 			_, body := get(h, "/probe?target=t00")
 			b.ReportMetric(float64(strings.Count(body, "\n")), "lines/probe")

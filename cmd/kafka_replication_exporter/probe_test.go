@@ -126,8 +126,11 @@ func TestProbeEqualsDedicatedExporter(t *testing.T) {
 		}
 	}
 	_, m := get(h, "/metrics")
-	for _, line := range []string{"kafka_replication_probe_targets_active 2\n", "kafka_replication_probe_config_targets 2\n",
-		"kafka_replication_probe_config_last_reload_successful 1\n"} {
+	for _, line := range []string{
+		"kafka_replication_probe_targets_active 2\n",
+		"kafka_replication_probe_config_targets 2\n",
+		"kafka_replication_probe_config_last_reload_successful 1\n",
+	} {
 		if !strings.Contains(m, line) {
 			t.Errorf("want %q in /metrics, got\n%s", line, m)
 		}
@@ -264,17 +267,28 @@ func TestProbeConfigReload(t *testing.T) {
 	}
 	probeWhenUp(t, h, "beta")
 
-	// SIGHUP reloads even contents already seen (a secret file may have
-	// changed): sent on the channel serve hands to signal.Notify.
-	writeFile(t, cfg, []byte("targets: [\n"), 0o600)
-	waitFor(t, "the bad file noticed", 10*time.Second, metric("kafka_replication_probe_config_last_reload_successful 0\n"))
-	writeProbeConfig(t, cfg, map[string]string{"beta": b, "alpha": a})
-	sc.probe.mu.Lock()
-	sc.probe.lastRaw, _ = os.ReadFile(cfg) // as if the periodic check had not run yet
-	sc.probe.mu.Unlock()
+	// SIGHUP reloads contents already seen: here the file is unchanged but
+	// the CA file it names appears, which only SIGHUP can tell. Sent on the
+	// channel serve hands to signal.Notify.
+	ca := filepath.Join(filepath.Dir(cfg), "ca.pem")
+	writeFile(t, cfg, []byte("targets:\n  beta:\n    servers: ["+b+"]\n  alpha:\n    servers: ["+a+"]\n    tls: {ca_file: "+ca+"}\n"), 0o600)
+	waitFor(t, "the file naming a missing CA noticed", 10*time.Second, metric("kafka_replication_probe_config_last_reload_successful 0\n"))
+	cert, _ := testcert.New(t).WriteFiles(t, filepath.Dir(cfg))
+	if err := os.Rename(cert, ca); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // ten checks of the unchanged file
+	if !metric("kafka_replication_probe_config_last_reload_successful 0\n")() {
+		t.Fatal("an unchanged file was loaded again without SIGHUP")
+	}
 	sc.hup <- syscall.SIGHUP
-	waitFor(t, "the file loaded on SIGHUP", 10*time.Second, metric("kafka_replication_probe_config_targets 2\n"))
-	probeWhenUp(t, h, "alpha")
+	waitFor(t, "the file loaded on SIGHUP", 10*time.Second, metric("kafka_replication_probe_config_last_reload_successful 1\n"))
+	if !metric("kafka_replication_probe_config_targets 2\n")() {
+		t.Error("want both targets after the SIGHUP reload")
+	}
+	if code, _ := get(h, "/probe?target=alpha"); code != http.StatusOK {
+		t.Errorf("want alpha served after the SIGHUP reload, got %d", code)
+	}
 }
 
 // A bad --probe.config-file stops the exporter at start: exit 2, one line.
@@ -345,7 +359,7 @@ func TestProbeBehindWebConfig(t *testing.T) {
 		t.Errorf("want 200 with credentials, got %d", got)
 	}
 	if n := sc.probe.stats().Active; n != 1 {
-		t.Errorf("want only the authorised probe to start the target, got %d active", n)
+		t.Errorf("want only the authorized probe to start the target, got %d active", n)
 	}
 }
 
