@@ -59,8 +59,7 @@ type activeTarget struct {
 	t         *probeTarget
 	handler   *exposition.MetricsHandler
 	cancel    context.CancelFunc
-	done      chan struct{} // closed when the poller's Run returned
-	lastProbe atomic.Int64  // unix nanoseconds
+	lastProbe atomic.Int64 // unix nanoseconds
 }
 
 // newProber loads the file: an error is the exporter's start-up error.
@@ -210,14 +209,12 @@ func (p *prober) target(name string) (*activeTarget, int, string) {
 		t:       t,
 		handler: exposition.NewMetricsHandler(p.registry, direct, p.logger, 0, p.opts.maxRenders),
 		cancel:  cancel,
-		done:    make(chan struct{}),
 	}
 	at.lastProbe.Store(time.Now().UnixNano())
 	p.active[name] = at
 	p.pollers.Add(1)
 	go func() {
 		defer p.pollers.Done()
-		defer close(at.done)
 		pl.Run(ctx)
 	}()
 	p.logger.Debug("Started polling a probe target", "target", name)
