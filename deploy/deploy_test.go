@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -431,5 +433,108 @@ func TestKubernetesManagedKafka(t *testing.T) {
 	}
 	if p := get(service, "spec", "ports", 0, "port"); p != 9742 {
 		t.Errorf("Service port %v, want 9742", p)
+	}
+}
+
+// The many-clusters deployment: one Deployment whose exporter reads its
+// clusters from a ConfigMap, their secrets from a Secret, and a
+// ScrapeConfig that asks /probe for exactly the clusters of the file.
+func TestKubernetesManagedKafkaProbe(t *testing.T) {
+	const path = "kubernetes/managed-kafka-probe.yaml"
+	byKind := map[string]map[string]any{}
+	for _, d := range decodeAll(t, path) {
+		k, _ := d["kind"].(string)
+		if byKind[k] != nil {
+			t.Errorf("%s: two of kind %s", path, k)
+		}
+		byKind[k] = d
+	}
+	deploy, cm, svc, sc := byKind["Deployment"], byKind["ConfigMap"], byKind["Service"], byKind["ScrapeConfig"]
+	if deploy == nil || cm == nil || svc == nil || sc == nil {
+		t.Fatalf("%s: want a Deployment, a ConfigMap, a Service and a ScrapeConfig, got %v", path, byKind)
+	}
+	if r := get(deploy, "spec", "replicas"); r != 1 {
+		t.Errorf("replicas %v, want 1", r)
+	}
+	if s := get(deploy, "spec", "strategy", "type"); s != "Recreate" {
+		t.Errorf("strategy %v, want Recreate", s)
+	}
+	c := get(deploy, "spec", "template", "spec", "containers", 0).(map[any]any)
+	var args []string
+	for _, a := range c["args"].([]any) {
+		args = append(args, a.(string))
+	}
+	checkArgs(t, path, args)
+	joined := strings.Join(args, " ")
+	for _, bad := range []string{"--log.file", "--kafka.server", "--kafka.sasl", "--kafka.tls"} {
+		if strings.Contains(joined, bad) {
+			t.Errorf("%s: the clusters and their credentials belong in the probe file", bad)
+		}
+	}
+	mounts := map[string]string{} // volume name → mount path
+	for _, m := range c["volumeMounts"].([]any) {
+		mounts[get(m, "name").(string)] = get(m, "mountPath").(string)
+		if get(m, "readOnly") != true {
+			t.Errorf("volume %v not mounted readOnly", get(m, "name"))
+		}
+	}
+	var cmDir, secretDir string
+	for _, v := range get(deploy, "spec", "template", "spec", "volumes").([]any) {
+		switch {
+		case get(v, "configMap", "name") == get(cm, "metadata", "name"):
+			cmDir = mounts[get(v, "name").(string)]
+		case get(v, "secret", "secretName") != nil:
+			secretDir = mounts[get(v, "name").(string)]
+		}
+	}
+	if cmDir == "" || secretDir == "" {
+		t.Fatalf("want the ConfigMap and a Secret mounted, got %v", mounts)
+	}
+	if !slices.Contains(args, "--probe.config-file="+cmDir+"/probe.yml") {
+		t.Errorf("want --probe.config-file=%s/probe.yml, got %v", cmDir, args)
+	}
+
+	raw, _ := get(cm, "data", "probe.yml").(string)
+	var file struct {
+		Targets map[string]any `yaml:"targets"`
+	}
+	if err := yaml.Unmarshal([]byte(raw), &file); err != nil || len(file.Targets) == 0 {
+		t.Fatalf("the ConfigMap's probe.yml: %v, %d targets", err, len(file.Targets))
+	}
+	for _, line := range strings.Split(raw, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && strings.HasSuffix(k, "_file") && !strings.HasPrefix(strings.TrimSpace(v), secretDir+"/") {
+			t.Errorf("probe.yml: %s not in the Secret's mount %s", strings.TrimSpace(line), secretDir)
+		}
+	}
+
+	if p := get(sc, "spec", "metricsPath"); p != "/probe" {
+		t.Errorf("ScrapeConfig metricsPath %v, want /probe", p)
+	}
+	var targets []string
+	for _, tg := range get(sc, "spec", "staticConfigs", 0, "targets").([]any) {
+		targets = append(targets, tg.(string))
+	}
+	var names []string
+	for n := range file.Targets {
+		names = append(names, n)
+	}
+	slices.Sort(targets)
+	slices.Sort(names)
+	if !slices.Equal(targets, names) {
+		t.Errorf("ScrapeConfig targets %v, want the clusters of probe.yml %v", targets, names)
+	}
+	relabel := map[string]string{} // target label → source label or replacement
+	for _, r := range get(sc, "spec", "relabelings").([]any) {
+		src, _ := get(r, "sourceLabels", 0).(string)
+		if rep, ok := get(r, "replacement").(string); ok {
+			src = rep
+		}
+		relabel[get(r, "targetLabel").(string)] = src
+	}
+	svcAddr := fmt.Sprintf("%s.%s.svc:%v", get(svc, "metadata", "name"), get(svc, "metadata", "namespace"), get(svc, "spec", "ports", 0, "port"))
+	for label, want := range map[string]string{"__param_target": "__address__", "instance": "__param_target", "__address__": svcAddr} {
+		if relabel[label] != want {
+			t.Errorf("ScrapeConfig relabeling of %s: %q, want %q", label, relabel[label], want)
+		}
 	}
 }

@@ -228,7 +228,7 @@ func offlineReplica(t *testing.T, c *kfake.Cluster, topic string, p, r int32) {
 }
 
 // startSidecar parses serve flags and runs the sidecar parts in-process.
-func startSidecar(t *testing.T, args ...string) (*sidecar, *serveCommand) {
+func startSidecar(t testing.TB, args ...string) (*sidecar, *serveCommand) {
 	t.Helper()
 	c := newApp()
 	s := c.serve
@@ -286,7 +286,7 @@ func refreshOnce(extra []string) []string {
 	return append(extra, "--kafka.refresh-interval=1h")
 }
 
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
@@ -335,9 +335,12 @@ func filterExposition(t *testing.T, r io.Reader) string {
 // metric name they use against that file, so it is the contract of the exporter.
 func TestEndToEndScrape(t *testing.T) {
 	// A second refresh a second later sees orders/0 stalled. The position
-	// file adds its own families.
-	sc, s := startFixtureSidecar(t, fakeCluster(t), "--kafka.refresh-interval=1s", "--stall.threshold=1ms", "--collector.consumer-groups", "--collector.last-stable-offset",
-		"--log.position-file="+filepath.Join(t.TempDir(), "positions.json"))
+	// file and the probe configuration add their own families.
+	addr := fakeCluster(t)
+	probeFile := filepath.Join(t.TempDir(), "probe.yml")
+	writeProbeConfig(t, probeFile, map[string]string{"fixture": addr})
+	sc, s := startFixtureSidecar(t, addr, "--kafka.refresh-interval=1s", "--stall.threshold=1ms", "--collector.consumer-groups", "--collector.last-stable-offset",
+		"--log.position-file="+filepath.Join(t.TempDir(), "positions.json"), "--probe.config-file="+probeFile)
 	t.Cleanup(sc.close)
 	waitFor(t, "a stalled high watermark", 20*time.Second, func() bool {
 		if g := sc.admin.Snapshot().Groups; len(g) == 0 || len(g[0].Partitions) == 0 || !g[0].Partitions[0].StarvedByReplication {

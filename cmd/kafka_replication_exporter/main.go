@@ -3,7 +3,9 @@
 // (ISR vs effective min ISR, high-watermark progress and stalls, truncation below
 // the HW, unclean elections) as Prometheus metrics. It also checks broker logs
 // offline for replication invariants (`verify`) and prints parsed events
-// (`events`).
+// (`events`). With --probe.config-file, `serve` also answers
+// /probe?target=NAME for the clusters that file names, in cluster scope
+// (probe_config.go reads the file, probe.go runs a poller per cluster).
 package main
 
 import (

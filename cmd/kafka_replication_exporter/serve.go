@@ -58,6 +58,10 @@ const (
 	idleTimeout = 2 * time.Minute
 )
 
+// probeWatchInterval is how often --probe.config-file is read to see
+// whether it changed: a ConfigMap update reaches the pod within a minute.
+const probeWatchInterval = 10 * time.Second
+
 type serveCommand struct {
 	cmd           *kingpin.CmdClause
 	web           *web.FlagConfig
@@ -82,13 +86,18 @@ type serveCommand struct {
 
 	admin *poller.Config
 
+	probeFile        *string
+	probeMaxTargets  *int
+	probeIdleTimeout *time.Duration
+	probeWatchEvery  time.Duration // how often the file is checked for changes; tests shorten it
+
 	autoMemLimit      *bool
 	autoMemLimitRatio *float64
 }
 
 func newServeCommand(app *kingpin.Application) *serveCommand {
 	cmd := app.Command("serve", "Run the sidecar: follow the broker's logs, poll the admin API, serve /metrics (the default command).").Default()
-	s := &serveCommand{cmd: cmd, idleTimeout: idleTimeout}
+	s := &serveCommand{cmd: cmd, idleTimeout: idleTimeout, probeWatchEvery: probeWatchInterval}
 	s.web = kingpinflag.AddFlags(cmd, defaultListenAddress)
 	s.addressFile = cmd.Flag("web.listen-address-file", "File to write the bound --web.listen-address to (host:port, one a line), "+
 		"once listening and before serving, through a temporary file renamed into place: with port 0, how a supervisor learns the port. "+
@@ -121,6 +130,15 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 			"the others are summed per topic under the same names, and the log half's counters are per topic.").Default("all").Enum("all", "unhealthy")
 
 	s.admin = poller.AddFlags(cmd)
+
+	s.probeFile = cmd.Flag("probe.config-file", "YAML file naming the Kafka clusters that /probe?target=NAME serves, "+
+		"each with its servers, TLS, SASL and refresh interval (docs/deployment.md, \"Fifty managed clusters\"); "+
+		"the other --kafka.* and --collector.* flags apply to every one, in cluster scope. Reloaded on SIGHUP and when its contents change; "+
+		"with it, SIGHUP no longer stops the exporter.").String()
+	s.probeMaxTargets = cmd.Flag("probe.max-targets", "Most clusters of --probe.config-file polled at once; "+
+		"a probe of one more is refused (503) until another has gone --probe.idle-timeout without a probe.").Default("64").Int()
+	s.probeIdleTimeout = cmd.Flag("probe.idle-timeout", "How long a cluster of --probe.config-file is polled after its last probe; "+
+		"a few scrape intervals.").Default("5m").Duration()
 
 	s.autoMemLimit = cmd.Flag("auto-gomemlimit", "Set the Go runtime's soft memory limit (GOMEMLIMIT) from the container's memory limit "+
 		"(cgroup v1 or v2), unless GOMEMLIMIT is set.").Default("true").Bool()
@@ -161,11 +179,17 @@ func (s *serveCommand) validate() (func(string) bool, error) {
 	if *s.partitionSeries == "unhealthy" && !*s.partitionLabels {
 		return nil, errors.New("--collector.partition-series=unhealthy needs partition labels: drop --no-collector.partition-labels")
 	}
-	if *s.partitionSeries == "unhealthy" && len(s.admin.Servers) == 0 {
+	if *s.partitionSeries == "unhealthy" && len(s.admin.Servers) == 0 && *s.probeFile == "" {
 		return nil, errors.New("--collector.partition-series=unhealthy needs the admin API (--kafka.server) to tell which partitions are unhealthy")
 	}
-	if len(*s.logFiles) == 0 && len(s.admin.Servers) == 0 {
-		return nil, errors.New("nothing to do: give --log.file (the broker's logs) and/or --kafka.server (the admin API)")
+	if len(*s.logFiles) == 0 && len(s.admin.Servers) == 0 && *s.probeFile == "" {
+		return nil, errors.New("nothing to do: give --log.file (the broker's logs), --kafka.server (the admin API) and/or --probe.config-file")
+	}
+	if *s.probeMaxTargets < 1 {
+		return nil, errors.New("--probe.max-targets must be at least 1")
+	}
+	if *s.probeIdleTimeout <= 0 {
+		return nil, errors.New("--probe.idle-timeout must be positive")
 	}
 	stdin := 0
 	for _, f := range *s.logFiles {
@@ -193,8 +217,12 @@ func (s *serveCommand) validate() (func(string) bool, error) {
 	if err := web.Validate(*s.web.WebConfigFile); err != nil {
 		return nil, fmt.Errorf("--web.config.file: %s", oneLine(err.Error()))
 	}
-	if err := s.admin.Validate(); err != nil {
-		return nil, err
+	// Without --kafka.server the admin flags are only the probe targets'
+	// defaults, checked with each target's servers when the file is loaded.
+	if len(s.admin.Servers) > 0 || *s.probeFile == "" {
+		if err := s.admin.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	if *s.addressFile != "" {
 		if *s.web.WebSystemdSocket {
@@ -245,9 +273,14 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 		logger.Warn("Running as root: the sidecar only needs read access to the broker's log directory")
 	}
 
-	// SIGHUP stops the exporter as SIGTERM does, positions saved: it has no
-	// configuration to reload, and the default action would exit unsaved.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// SIGHUP stops the exporter as SIGTERM does, positions saved, unless
+	// there is a --probe.config-file to reload: the default action would
+	// exit unsaved.
+	stopSignals := []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+	if *s.probeFile != "" {
+		stopSignals = stopSignals[:2]
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 
 	sidecar, err := newSidecar(s, filter, loc, logger)
@@ -256,6 +289,10 @@ func (s *serveCommand) run(logger *slog.Logger, loc *time.Location, stderr io.Wr
 		return exitUsage
 	}
 	defer sidecar.close()
+	if sidecar.probe != nil {
+		signal.Notify(sidecar.hup, syscall.SIGHUP)
+		defer signal.Stop(sidecar.hup)
+	}
 	serve := func(srv *http.Server) error { return web.ListenAndServe(srv, s.web, logger) }
 	if *s.addressFile != "" {
 		// Listening first, so that the file names a port this process holds.
@@ -314,6 +351,10 @@ type sidecar struct {
 	// kafka_replication_* family).
 	registry *prometheus.Registry
 	direct   []exposition.TableSource
+	// probe serves /probe (--probe.config-file), reloaded on hup; nil
+	// without the flag.
+	probe *prober
+	hup   chan os.Signal
 }
 
 func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, logger *slog.Logger) (*sidecar, error) {
@@ -367,6 +408,26 @@ func newSidecar(s *serveCommand, filter func(string) bool, loc *time.Location, l
 		})
 		sc.direct = append(sc.direct, exposition.TableSource(metrics.NewAdminMetrics(sc.admin, s.adminSeries()).Tables))
 	}
+	if *s.probeFile != "" {
+		var err error
+		sc.probe, err = newProber(probeOptions{
+			path:        *s.probeFile,
+			base:        s.admin,
+			series:      s.adminSeries(),
+			filter:      filter,
+			maxTargets:  *s.probeMaxTargets,
+			idleTimeout: *s.probeIdleTimeout,
+			maxRequests: *s.maxRequests,
+			maxRenders:  *s.maxRenders,
+			watchEvery:  s.probeWatchEvery,
+		}, logger.With("component", "probe"))
+		if err != nil {
+			sc.close()
+			return nil, fmt.Errorf("--probe.config-file: %w", err)
+		}
+		sc.hup = make(chan os.Signal, 1)
+		sc.direct = append(sc.direct, metrics.ProbeTables(sc.probe.stats))
+	}
 	if !*s.noExporterMet {
 		sc.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
@@ -395,6 +456,11 @@ func (sc *sidecar) start(ctx context.Context, wg *sync.WaitGroup) {
 	if sc.admin != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); sc.admin.Run(ctx) }()
+	}
+	if sc.probe != nil {
+		sc.probe.bind(ctx)
+		wg.Add(1)
+		go func() { defer wg.Done(); sc.probe.run(ctx, sc.hup) }()
 	}
 	if sc.positions != nil {
 		wg.Add(1)
@@ -462,6 +528,9 @@ func (sc *sidecar) ready() bool {
 func (sc *sidecar) handler(s *serveCommand) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(*s.metricsPath, exposition.NewMetricsHandler(sc.registry, sc.direct, sc.logger, *s.maxRequests, *s.maxRenders))
+	if sc.probe != nil {
+		mux.Handle("/probe", sc.probe)
+	}
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		io.WriteString(w, "Healthy\n")
@@ -476,15 +545,19 @@ func (sc *sidecar) handler(s *serveCommand) http.Handler {
 		io.WriteString(w, "Ready\n")
 	})
 	if *s.metricsPath != "/" {
+		links := []web.LandingLinks{
+			{Address: *s.metricsPath, Text: "Metrics"},
+			{Address: "/-/healthy", Text: "Health"},
+			{Address: "/-/ready", Text: "Readiness"},
+		}
+		if sc.probe != nil {
+			links = append(links, web.LandingLinks{Address: "/probe?target=NAME", Text: "Probe a cluster of --probe.config-file"})
+		}
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "Kafka Replication Exporter",
 			Description: "Replication health of a Kafka broker, from its logs and the admin API",
 			Version:     version.Info(),
-			Links: []web.LandingLinks{
-				{Address: *s.metricsPath, Text: "Metrics"},
-				{Address: "/-/healthy", Text: "Health"},
-				{Address: "/-/ready", Text: "Readiness"},
-			},
+			Links:       links,
 		})
 		if err == nil {
 			mux.Handle("/", landing)
