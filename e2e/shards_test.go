@@ -35,7 +35,7 @@ import (
 // acks=all, reassigned to [1,2,3], a preferred election makes broker 1 leader, 100 more. lost (min ISR 1, unclean
 // elections on): 100 acks=all, followers 1 and 3 SIGSTOPped, 300 acks=1 (Kafka's HW 400, seen by every
 // Prometheus), leader 2 SIGKILLed, followers SIGCONTed, an unclean election → Kafka's HW 100. Asserted, as
-// measured (two runs, 50–52 s each alone):
+// measured (three runs, 48–52 s each alone):
 //   - the clean move: moved-0's HW:max leaves target-1 with the leadership (no series there 2.7–3.9 s after the
 //     election) and target-0 has it from the next second; no Prometheus records a loss: no false page, each
 //     target shard sees a part of a rising HW;
