@@ -234,8 +234,9 @@ func TestShardedPrometheus(t *testing.T) {
 		}
 		t.Logf("%s: KafkaPartitionCommittedOffsetsLost{topic=\"lost\"} firing %v after the leader's death", s.name, time.Since(killedAt).Round(100*time.Millisecond))
 	}
-	// The target shards evaluate the same rules on the same schedule; give
-	// them as long again before reading what they made of it.
+	// The target shards evaluate the same rules on the same schedule: once
+	// the new leader's HW is on target-0, half as long again as the
+	// unsharded Prometheus took to fire is the margin for an absence.
 	waitHW("after the loss", "lost", float64(after), []*promShard{all, target0, cluster0}, []*promShard{target1, cluster1})
 	time.Sleep(time.Since(killedAt) / 2)
 	lostOffsets := `max_over_time(kafka_replication:partition_high_watermark_lost:offsets{topic="lost"}[` + window() + `])`
@@ -250,7 +251,7 @@ func TestShardedPrometheus(t *testing.T) {
 		case wantLoss && !fired:
 			t.Errorf("%s: KafkaPartitionCommittedOffsetsLost for lost-0 did not fire", s.name)
 		case !wantLoss && (ok || fired):
-			t.Errorf("%s: recorded a loss of %v for lost-0 (fired %v): the measured behaviour of a target shard is none", s.name, v, fired)
+			t.Errorf("%s: recorded a loss of %v for lost-0 (fired %v): a target shard measured none", s.name, v, fired)
 		}
 	}
 	for _, s := range []*promShard{all, target0, target1} {
