@@ -5,6 +5,7 @@
 #   make test    everything CI runs: vet, unit + golden + fuzz seeds, promtool rule tests, dashboard checks,
 #                docs freshness, the real-Kafka scenarios and the alert loop
 #   make e2e     only the real-Kafka scenarios and the alert loop
+#   make e2e-shards  sharded Prometheus beside a real cluster (not in make test)
 #   make bench   the benchmarks recorded in docs/benchmarks.md
 
 SHELL       := /bin/bash
@@ -21,7 +22,7 @@ LDFLAGS     := -s -w \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
 UNIT_PKGS    = $(shell $(GO) list ./... | grep -v /e2e)
 
-.PHONY: all build test unit lint rules dashboards render docs docs-check e2e run bench fuzz dashboard-png clean
+.PHONY: all build test unit lint rules dashboards render docs docs-check e2e e2e-shards run bench fuzz dashboard-png clean
 
 all: build
 
@@ -65,6 +66,11 @@ docs-check:
 
 e2e:
 	bash .ci/e2e.sh
+
+# Not in make test (five Prometheus beside a real cluster): TestShardedPrometheus, docs/deployment.md "Sharded Prometheus".
+e2e-shards:
+	bash .ci/install-prometheus-tools.sh
+	KRE_E2E_SHARDS=1 $(GO) test -count=1 -v -timeout 10m -run '^TestShardedPrometheus$$' ./e2e/
 
 # A built binary, not `go run`: go run exits 1 when its child is interrupted, so Ctrl-C ended
 # `make run` with an error; devcluster itself stops its children and exits 0 on SIGINT/SIGTERM.

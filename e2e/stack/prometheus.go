@@ -47,6 +47,24 @@ func StartPrometheus(
 func StartPrometheusOn(
 	ctx context.Context, addr, dir string, targets []Target, ruleFiles []string, alertmanagerURL string, scrapeInterval time.Duration,
 ) (*Prometheus, error) {
+	return startPrometheus(ctx, addr, dir, targets, ruleFiles, alertmanagerURL, scrapeInterval, "")
+}
+
+// StartPrometheusRelabeled is StartPrometheus with relabelConfigs (YAML: the
+// entries of the job's relabel_configs list, each starting with "- ")
+// applied to its targets, so that a shard of a sharded setup keeps only its
+// part of them.
+func StartPrometheusRelabeled(
+	ctx context.Context, dir string, targets []Target, ruleFiles []string, alertmanagerURL string, scrapeInterval time.Duration,
+	relabelConfigs string,
+) (*Prometheus, error) {
+	return startPrometheus(ctx, "", dir, targets, ruleFiles, alertmanagerURL, scrapeInterval, relabelConfigs)
+}
+
+func startPrometheus(
+	ctx context.Context, addr, dir string, targets []Target, ruleFiles []string, alertmanagerURL string, scrapeInterval time.Duration,
+	relabelConfigs string,
+) (*Prometheus, error) {
 	bin, err := Tool("prometheus")
 	if err != nil {
 		return nil, err
@@ -55,7 +73,7 @@ func StartPrometheusOn(
 	if err := p.SetTargets(targets); err != nil {
 		return nil, err
 	}
-	cfg := prometheusConfig(p.targetsPath, ruleFiles, alertmanagerURL, scrapeInterval)
+	cfg := prometheusConfig(p.targetsPath, ruleFiles, alertmanagerURL, scrapeInterval, relabelConfigs)
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, err
@@ -102,8 +120,9 @@ func (p *Prometheus) SetTargets(targets []Target) error {
 
 // prometheusConfig renders prometheus.yml. The labels are set per target, as
 // an operator's service discovery would, since the exporter sets none; the
-// targets are in targetsPath (see SetTargets).
-func prometheusConfig(targetsPath string, ruleFiles []string, alertmanagerURL string, interval time.Duration) string {
+// targets are in targetsPath (see SetTargets); relabelConfigs, if not
+// empty, is indented under the job's relabel_configs.
+func prometheusConfig(targetsPath string, ruleFiles []string, alertmanagerURL string, interval time.Duration, relabelConfigs string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: %s\n  scrape_timeout: %s\n",
 		interval, interval, interval)
@@ -119,6 +138,12 @@ func prometheusConfig(targetsPath string, ruleFiles []string, alertmanagerURL st
 	}
 	fmt.Fprintf(&b, "scrape_configs:\n  - job_name: kafka-replication\n    file_sd_configs:\n      - files: [%q]\n        refresh_interval: %s\n",
 		targetsPath, interval)
+	if relabelConfigs != "" {
+		b.WriteString("    relabel_configs:\n")
+		for _, line := range strings.Split(strings.TrimRight(relabelConfigs, "\n"), "\n") {
+			b.WriteString("      " + line + "\n")
+		}
+	}
 	return b.String()
 }
 
