@@ -26,6 +26,7 @@ import (
 // lag to the HW 7 records (3 in another run: the group's last commits fail, the offsets topic being under min ISR
 // too), 260 records above the HW and growing; cleared 2 s after the thaw; wall time 39–44 s (80 s at load). 3.9.1:
 // starved 14 s after the freeze, lag to the HW 0, 232 records above the HW, cleared 2–5 s after the thaw, 47–56 s.
+// On both versions broker 1's sidecar, and only it, exports the metadata quorum as DescribeQuorum answers it.
 func TestConsumersStarvedByReplication(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")
@@ -69,6 +70,7 @@ func testConsumersStarved(t *testing.T, version string) {
 	t.Cleanup(es.Close)
 	s := &sidecars{t: t, es: es}
 	gp := map[string]string{"group": group, "topic": topic, "partition": "0"}
+	checkQuorumSeries(ctx, t, c, s)
 	// Some refreshes of a moving HW first: the verdict needs the HW's last
 	// advance, which the sidecar learns from its own readings.
 	s.eventually(ctx, 30*time.Second, "the group caught up, not starved", func(m map[int32]stack.Metrics) string {
@@ -130,6 +132,32 @@ func (markAll) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.Consu
 		sess.MarkMessage(msg, "")
 	}
 	return nil
+}
+
+// checkQuorumSeries: broker 1's sidecar, the lowest id, speaks for the
+// cluster's metadata quorum, and its leader, epoch and voters are Kafka's own
+// (DescribeQuorum from the test's client). It runs here, where every version
+// of consumerVersions starts a KRaft cluster with sidecars, so that the
+// 3.9.1 request and answer shapes are covered without a cluster of their own.
+func checkQuorumSeries(ctx context.Context, t *testing.T, c *harness.Cluster, s *sidecars) {
+	t.Helper()
+	q, err := c.DescribeQuorum(ctx)
+	must(t, err)
+	s.eventually(ctx, 20*time.Second, "broker 1's sidecar exporting Kafka's quorum", func(m map[int32]stack.Metrics) string {
+		return expect(m[1],
+			gauge("kafka_replication_metadata_quorum_up", nil, eq(1)),
+			gauge("kafka_replication_metadata_quorum_leader_id", nil, eq(float64(q.LeaderID))),
+			gauge("kafka_replication_metadata_quorum_leader_epoch", nil, eq(float64(q.LeaderEpoch))),
+			gauge("kafka_replication_metadata_quorum_voters", nil, eq(float64(len(q.Voters)))),
+			gauge("kafka_replication_metadata_quorum_high_watermark", nil, gt(0)))
+	})
+	m, err := s.scrape(ctx)
+	must(t, err)
+	for _, id := range []int32{2, 3} {
+		if n := m[id].Count("kafka_replication_metadata_quorum_up", nil); n != 0 {
+			t.Errorf("broker %d's sidecar exports the quorum too (%d series): one sidecar speaks for the cluster", id, n)
+		}
+	}
 }
 
 func lt(max float64) func(float64) bool { return func(v float64) bool { return v < max } }

@@ -53,7 +53,8 @@ func TestHighWatermarkRegression(t *testing.T) {
 // over cleanly at the same moment; the controller logs only "Changed partition lost-0 from OfflinePartition to
 // OnlinePartition with state LeaderAndIsr(leader=3, …, leaderRecoveryState=RECOVERING, …)"; verify over its
 // controller.log + state-change.log FAILS no_unclean_election exactly once; its sidecar counts 1 unclean election
-// for lost-0, 0 for clean-0; the old leader's WARN is counted as on 4.4.0. Wall time 38–43 s alone (the ZooKeeper
+// for lost-0, 0 for clean-0; the old leader's WARN is counted as on 4.4.0; broker 1's sidecar, which speaks for the
+// metadata quorum, says metadata_quorum_unknown{reason="unsupported"} with no describe_quorum error. Wall time 38–43 s alone (the ZooKeeper
 // server, JVM -Xmx128m, starts in about a second).
 func TestUncleanElectionZooKeeper(t *testing.T) {
 	if testing.Short() {
@@ -198,6 +199,7 @@ func testDataLoss(ctx context.Context, t *testing.T, c *harness.Cluster) {
 	bin := exporterBinary(t)
 	scrape := func(n *harness.Node) stack.Metrics {
 		t.Helper()
+		speaks := n.ID == 1 && c.ZooKeeper()
 		e, err := stack.StartExporter(ctx, n, bin, "--log.from-beginning")
 		must(t, err)
 		defer e.Close()
@@ -213,6 +215,10 @@ func testDataLoss(ctx context.Context, t *testing.T, c *harness.Cluster) {
 			v, _ := m.Value("kafka_replication_log_caught_up", nil)
 			n := m.Sum("kafka_replication_log_events_total", nil)
 			stable := v == 1 && n > 0 && n == last
+			if speaks {
+				// Broker 1's sidecar speaks for the quorum: wait for its first refresh's verdict.
+				stable = stable && m.Count("kafka_replication_metadata_quorum_unknown", nil) > 0
+			}
 			last = n
 			return stable
 		})
@@ -263,6 +269,20 @@ func testDataLoss(ctx context.Context, t *testing.T, c *harness.Cluster) {
 		// Sparse: a partition without an unclean election has no series.
 		if v, _ := m.Value("kafka_replication_partition_unclean_leader_elections_total", clean); v != 0 {
 			t.Errorf("controller %d's sidecar counts %v unclean elections of clean-0, want 0", ctrlNode.ID, v)
+		}
+	}
+	if c.ZooKeeper() {
+		// ZooKeeper mode has no metadata quorum: a state said once, not an error per refresh.
+		m := scrape(c.Node(1))
+		unsupported := map[string]string{"reason": "unsupported"}
+		if v, _ := m.Value("kafka_replication_metadata_quorum_unknown", unsupported); v != 1 {
+			t.Errorf("broker 1's sidecar in ZooKeeper mode: metadata_quorum_unknown{reason=\"unsupported\"} = %v, want 1", v)
+		}
+		if v, _ := m.Value("kafka_replication_metadata_quorum_up", nil); v != 0 {
+			t.Errorf("broker 1's sidecar in ZooKeeper mode: metadata_quorum_up = %v, want 0", v)
+		}
+		if v, _ := m.Value("kafka_replication_admin_request_errors_total", map[string]string{"request": "describe_quorum"}); v != 0 {
+			t.Errorf("broker 1's sidecar in ZooKeeper mode counts %v describe_quorum errors, want 0", v)
 		}
 	}
 	for _, id := range []int32{1, 2, 3} {
