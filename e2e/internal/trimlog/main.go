@@ -68,7 +68,7 @@ var (
 	// Ids Kafka prints in these contexts: topic ids, directory ids, cluster id.
 	idContext = regexp.MustCompile(`(?:topic id Some\(|topic id |topic ID |topicId=|Some\(|directories=\[|, |clusterId=|cluster ID |` +
 		`directoryId=|directoryId=Optional\[)([A-Za-z0-9_-]{22})\b`)
-	idPrefix  = regexp.MustCompile(`\b([A-Za-z0-9_-]{22}):[A-Za-z0-9._-]+-\d+\b`)
+	idPrefix = regexp.MustCompile(`\b([A-Za-z0-9_-]{22}):[A-Za-z0-9._-]+-\d+\b`)
 )
 
 type record struct{ lines []string }
