@@ -17,6 +17,7 @@ root=${KRE_E2E_DIR:-$(mktemp -d /tmp/kre-capture-XXXXXX)}
 if [ -z "${SKIP_RUN:-}" ]; then
 	alt=$(echo "$versions" | sed 's/\./\\./g; s/ /|/g')
 	KRE_E2E_DIR=$root go test ./e2e/ -run "^(TestReplication|TestUncleanElection)\$/^($alt)\$" -count=1 -timeout 30m
+	KRE_E2E_DIR=$root KRE_E2E_CAPTURE_QUORUM=1 go test ./e2e/ -run "^TestMetadataQuorumElectionCapture\$/^($alt)\$" -count=1 -timeout 15m
 fi
 
 go build -o "$root/trimlog" ./e2e/internal/trimlog
@@ -62,5 +63,15 @@ for v in $versions; do
 	trim "$out-unclean-old-leader.log" -cluster "$u" -topics unclean -per-kind 15 $(logs "$u" 1 server.log)
 	trim "$out-unclean-state-change.log" -cluster "$u" -topics unclean $(logs "$u" 2 state-change.log)
 	trim "$out-unclean-controller.log" -cluster "$u" -topics unclean $(logs "$u" 101 controller.log)
+	# The metadata quorum's active controller killed and restarted: the
+	# test names the old and the new leader in quorum-leaders.txt.
+	q=$root/TestMetadataQuorumElectionCapture_$v
+	if [ -f "$q/quorum-leaders.txt" ]; then
+		read -r old new <"$q/quorum-leaders.txt"
+		trim "$out-quorum-new-leader.log" -cluster "$q" -topics '^$' $(logs "$q" "$new" server.log)
+		trim "$out-quorum-old-leader.log" -cluster "$q" -topics '^$' $(logs "$q" "$old" server.log)
+		trim "$out-quorum-controller.log" -cluster "$q" -topics '^$' $(logs "$q" "$new" controller.log)
+		trim "$out-quorum-broker.log" -cluster "$q" -topics '^$' $(logs "$q" 1 server.log)
+	fi
 done
 wc -l internal/logparse/testdata/real-*.log

@@ -263,7 +263,7 @@ func startFixtureSidecar(t *testing.T, addr string, extra ...string) (*sidecar, 
 		"--kafka.server=" + addr, "--kafka.broker-id=0",
 		"--web.disable-exporter-metrics",
 	}, refreshOnce(extra)...)...)
-	wantRecords := map[string]uint64{fx + "server.log": 28, fx + "state-change.log": 5, fx + "controller.log": 3}
+	wantRecords := map[string]uint64{fx + "server.log": 29, fx + "state-change.log": 5, fx + "controller.log": 4}
 	waitFor(t, "the fixture logs read and the first admin refresh", 20*time.Second, func() bool {
 		for _, f := range sc.files {
 			if f.Stats().Records != wantRecords[f.Path] {

@@ -129,6 +129,7 @@ var invariantTitles = map[string]string{
 	"no_truncation_below_hw":    "No truncation below the high watermark (committed data kept)",
 	"no_unclean_election":       "No unclean leader election",
 	"hw_stall_under_min_isr":    "HW increments blocked under min ISR (KAFKA-15583, informational)",
+	"metadata_hw_monotonic":     "KRaft metadata log high watermark monotonicity",
 }
 
 var passedWords = map[string]string{
@@ -140,6 +141,7 @@ var passedWords = map[string]string{
 	"no_truncation_below_hw":    "%d truncations, none below the high watermark",
 	"no_unclean_election":       "%d leader elections checked, none unclean",
 	"hw_stall_under_min_isr":    "%d HW increments were blocked while the partition was under min ISR",
+	"metadata_hw_monotonic":     "metadata HW never went back across %d quorum leaderships",
 }
 
 func writeVerifyText(w io.Writer, paths []string, rep *verifyReport) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -387,5 +388,43 @@ func TestVerifyMergedComposeLog(t *testing.T) {
 	code, rep := verifyJSON(t, "../../internal/logparse/testdata/layout-compose-interleaved.log")
 	if code != exitOK || rep.Events["produce_rejected_min_isr"] != 3 || rep.Events["hw_update"] != 1 || rep.MalformedLines != 0 {
 		t.Errorf("want exit 0, 3 rejections, 1 HW update, 0 malformed, got %d %v %d", code, rep.Events, rep.MalformedLines)
+	}
+}
+
+// The KRaft metadata log's HW going back is its own invariant: the quorum
+// leader's "latest computed high watermark … is smaller than the current
+// value" fails it, once per current HW however often the leader repeats it,
+// and a real election (a leadership, no such line) passes it.
+func TestVerifyMetadataHWRegression(t *testing.T) {
+	code, rep := verifyJSON(t, "../../internal/logparse/testdata/quorum-lines.log")
+	ir := invariantOf(rep, "metadata_hw_monotonic")
+	if code != exitViolation || ir.Status != statusFailed || ir.Violations != 1 || len(ir.Examples) != 1 ||
+		!strings.Contains(ir.Examples[0].Text, "The latest computed high watermark 41 is smaller than the current value 57") {
+		t.Errorf("want exit 1 and one metadata HW regression quoted, got exit %d %+v", code, ir)
+	}
+	for _, other := range rep.Invariants {
+		if other.Name != "metadata_hw_monotonic" && other.Status == statusFailed {
+			t.Errorf("%s failed too: %+v", other.Name, other)
+		}
+	}
+
+	regressed := func(current, computed int) string {
+		return fmt.Sprintf("[2026-12-04 18:10:00,002] INFO [RaftManager id=102] The latest computed high watermark %d is smaller than the current value %d, "+
+			"which should only happen when voter set membership changes. (org.apache.kafka.raft.LeaderState)\n", computed, current)
+	}
+	leader := "[2026-12-04 18:10:00,000] INFO [RaftManager id=102] Completed transition to Leader(localReplicaKey=ReplicaKey(id=102, directoryId=Optional.empty), " +
+		"epoch=3, epochStartOffset=0, highWatermark=Optional.empty, voterStates={}) from CandidateState(localId=102, epoch=3) (org.apache.kafka.raft.QuorumState)\n"
+	p := filepath.Join(t.TempDir(), "server.log")
+	writeFile(t, p, []byte(leader+regressed(57, 41)+regressed(57, 41)+regressed(57, 44)+regressed(60, 44)+leader+regressed(60, 44)), 0o644)
+	_, rep = verifyJSON(t, p)
+	if ir := invariantOf(rep, "metadata_hw_monotonic"); ir.Checked != 7 || ir.Violations != 3 {
+		t.Errorf("want 7 checks (2 leaderships, 5 lines), 3 regressions (current HW 57, 60, 60 again in a new leadership), got %+v", ir)
+	}
+
+	for _, v := range []string{"4.4.0", "3.9.1"} {
+		code, rep := verifyJSON(t, "../../internal/logparse/testdata/real-"+v+"-quorum-new-leader.log")
+		if ir := invariantOf(rep, "metadata_hw_monotonic"); code != exitOK || ir.Status != statusPassed || ir.Checked < 1 {
+			t.Errorf("%s: want the real election's leadership checked and passing, got exit %d %+v", v, code, ir)
+		}
 	}
 }

@@ -23,6 +23,7 @@ const (
 	NoTruncationBelowHW
 	NoUncleanElection
 	HWStallUnderMinISR
+	MetadataHWMonotonic
 	numInvariants
 )
 
@@ -35,6 +36,7 @@ var invariantNames = [numInvariants]string{
 	NoTruncationBelowHW:     "no_truncation_below_hw",
 	NoUncleanElection:       "no_unclean_election",
 	HWStallUnderMinISR:      "hw_stall_under_min_isr",
+	MetadataHWMonotonic:     "metadata_hw_monotonic",
 }
 
 // What each invariant needs in the log when there is no evidence for it.
@@ -47,6 +49,8 @@ var invariantNeeds = [numInvariants]string{
 	NoTruncationBelowHW:     "no truncations found (INFO; no follower truncated)",
 	NoUncleanElection:       "no unclean election found (INFO; needs controller.log of a controller node, or the controller's state-change.log in ZooKeeper mode)",
 	HWStallUnderMinISR:      "no HW increments blocked under min ISR (TRACE for kafka.cluster.Partition, Kafka ≥3.7)",
+	MetadataHWMonotonic: "no metadata quorum leadership found (INFO; needs server.log of a KRaft controller: only the quorum " +
+		"leader computes the metadata HW)",
 }
 
 // String returns the invariant's stable name ("hw_monotonic", …).
@@ -96,6 +100,9 @@ type Result struct {
 	ISRExpand  bool // committed ISR got larger than the last one seen
 	BelowHW    bool // a truncation removed committed data (below the replica's last known HW)
 	NewUnclean bool // an unclean election, counted once however many controllers replayed it
+	// MetadataHWRegression: the metadata quorum's leader computed a lower HW than its current one, counted once
+	// however many times it logged that against the same current HW.
+	MetadataHWRegression bool
 }
 
 // partKey identifies a partition as seen by one broker: HW and epoch sequences
@@ -147,6 +154,9 @@ type Checker struct {
 	unclean    map[uncleanKey]uncleanSeen
 	topicIDs   map[string]string      // topic id → name, learned from lines that carry both
 	zkISR      map[uncleanKey][]int32 // the ZooKeeper controller's last logged ISR per partition
+	// regressed is, per quorum node, the current HW of the last metadata HW
+	// regression it logged in its present leadership (-1: none yet).
+	regressed map[int32]int64
 
 	// The last partition looked up: a busy log repeats one partition for
 	// several lines in a row (the TRACE/DEBUG lines of one produce).
@@ -168,6 +178,7 @@ func NewChecker() *Checker {
 		unclean:        make(map[uncleanKey]uncleanSeen),
 		topicIDs:       make(map[string]string),
 		zkISR:          make(map[uncleanKey][]int32),
+		regressed:      make(map[int32]int64),
 	}
 }
 
@@ -332,7 +343,35 @@ func (c *Checker) Observe(ev *logparse.Event, r *Result) {
 		c.uncleanElection(ev, r)
 	case logparse.PartitionStateChange:
 		c.zkStateChange(ev, r)
+	case logparse.QuorumTransition:
+		if ev.State == "leader" {
+			r.Checked.add(MetadataHWMonotonic)
+			c.regressed[ev.Broker] = -1
+		}
+	case logparse.QuorumHWRegression:
+		c.metadataHWRegression(ev, r)
 	}
+}
+
+// maxQuorumNodes bounds the quorum nodes the checker remembers: a quorum
+// has a few voters, a log naming thousands is junk.
+const maxQuorumNodes = 256
+
+// metadataHWRegression: the quorum's leader computed a metadata HW below
+// its current one, which Kafka says means a voter lost committed data (or
+// the voter set changed). The leader logs it at every HW computation until
+// the HW catches up: one regression per current HW and leadership.
+func (c *Checker) metadataHWRegression(ev *logparse.Event, r *Result) {
+	r.Checked.add(MetadataHWMonotonic)
+	if last, seen := c.regressed[ev.Broker]; seen && last == ev.From {
+		return
+	}
+	if _, seen := c.regressed[ev.Broker]; seen || len(c.regressed) < maxQuorumNodes {
+		c.regressed[ev.Broker] = ev.From
+	}
+	r.Violated.add(MetadataHWMonotonic)
+	r.MetadataHWRegression = true
+	r.Detail = fmt.Sprintf("metadata high watermark computed at %d, below the current %d (quorum leader %d)", ev.To, ev.From, ev.Broker)
 }
 
 // zkStateChange finds the unclean elections of a ZooKeeper-mode controller,

@@ -33,6 +33,8 @@ func (p *Parser) controller(ev *Event, m []byte) bool {
 		return p.newLeader(ev, body[len("Setting new leader for topicId "):])
 	case hasPrefix(body, "Fencing broker "):
 		return fenced(ev, body[len("Fencing broker "):])
+	case ev.Broker >= 0 && len(body) != len(m):
+		return quorumLeader(ev, body)
 	}
 	return false
 }

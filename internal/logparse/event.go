@@ -40,6 +40,14 @@ const (
 	// isr_shrink_committed: "Ignoring failed ISR update to PendingShrinkIsr… since we have already updated state to …"
 	// (DEBUG: the shrink reached the leader through metadata first, and no "ISR updated to" follows)
 	ISRShrinkCommitted
+	// The KRaft metadata log's Raft client ("[RaftManager id=N] …", INFO) and the controller's view of its leader
+	// ("[QuorumController id=N] …", INFO): quorum.go. Broker is the node the prefix names; none has a topic.
+	QuorumTransition   // quorum_transition: "Completed transition to <State>(…)": the state in Reason, its Epoch and Leader
+	QuorumFetchTimeout // quorum_fetch_timeout: a follower giving up on its leader and starting an election
+	QuorumMajorityLost // quorum_majority_lost: the leader resigning, no fetch from a majority of the voters within the timeout
+	QuorumHWRegression // quorum_hw_regression: the leader computed a metadata HW (To) below its current one (From)
+	QuorumTruncation   // quorum_truncation: the metadata log truncated to Offset on the Leader's fetch response
+	QuorumLeaderChange // quorum_leader_change: controller.log's new epoch (Epoch) and its Leader (-1: none yet)
 	numTypes
 )
 
@@ -72,6 +80,12 @@ var typeNames = [numTypes]string{
 	LogDirOffline:           "log_dir_offline",
 	BrokerStart:             "broker_start",
 	ISRShrinkCommitted:      "isr_shrink_committed",
+	QuorumTransition:        "quorum_transition",
+	QuorumFetchTimeout:      "quorum_fetch_timeout",
+	QuorumMajorityLost:      "quorum_majority_lost",
+	QuorumHWRegression:      "quorum_hw_regression",
+	QuorumTruncation:        "quorum_truncation",
+	QuorumLeaderChange:      "quorum_leader_change",
 }
 
 // String returns the stable name of the type ("hw_update", …).
@@ -148,17 +162,17 @@ type Event struct {
 	File string // set by the caller (the parser does not know it)
 	Line int    // line number of the record's first line; set by the caller
 
-	// hw_update, hw_non_monotonic: HW offsets before and after.
+	// hw_update, hw_non_monotonic, quorum_hw_regression: HW offsets before and after.
 	From, To int64
 	// isr_ack_progress: required offset; fetcher_truncation, log_truncation,
-	// truncation_below_hw: truncation target offset.
+	// truncation_below_hw, quorum_truncation: truncation target offset.
 	Offset int64
 	// log_loaded, isr_shrink, leader_start, follower_start, truncation_below_hw: high watermark.
 	HW int64
 	// isr_shrink: leader LEO; replica_leo: the follower's LEO.
 	LEO int64
-	// replica_leo: the follower; leader_start/follower_start/unclean_election/elr_election/partition_state_change:
-	// new leader (-1 unknown).
+	// replica_leo: the follower; leader_start/follower_start/unclean_election/elr_election/partition_state_change,
+	// quorum_transition/quorum_truncation/quorum_leader_change: new leader (-1 unknown).
 	Replica int32
 	Leader  int32
 
@@ -178,7 +192,8 @@ type Event struct {
 	PartitionEpoch int64
 	LeaderEpoch    int64
 	StartOffset    int64
-	// epoch_entry, epoch_conflict_truncation: epoch entry.
+	// epoch_entry, epoch_conflict_truncation: epoch entry; quorum_transition, quorum_leader_change: the metadata
+	// log's leader epoch.
 	Epoch int64
 
 	// isr_update, leader_start: "(under-min-isr)" printed (Kafka ≥3.5).
@@ -198,6 +213,9 @@ type Event struct {
 	Reason string
 	// log_dir_offline: the log directory, as the broker names it (absolute).
 	Dir string
+	// quorum_transition: the Raft state entered ("leader", "follower", …, QuorumStates); quorum_leader_change:
+	// "active" when this controller became the leader, "renounced" when it lost it, else empty.
+	State string
 }
 
 // Clone returns a copy of e whose slices no longer alias parser buffers.

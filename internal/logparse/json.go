@@ -120,6 +120,19 @@ func AppendJSON(dst []byte, ev *Event) []byte {
 	case LogDirOffline:
 		dst = append(dst, `,"dir":`...)
 		dst = appendString(dst, ev.Dir)
+	case QuorumTransition, QuorumLeaderChange:
+		if ev.State != "" {
+			dst = append(dst, `,"state":`...)
+			dst = appendString(dst, ev.State)
+		}
+		dst = appendInt(dst, "epoch", ev.Epoch)
+		dst = appendInt(dst, "leader", int64(ev.Leader))
+	case QuorumHWRegression:
+		dst = appendInt(dst, "from", ev.From)
+		dst = appendInt(dst, "to", ev.To)
+	case QuorumTruncation:
+		dst = appendInt(dst, "offset", ev.Offset)
+		dst = appendInt(dst, "leader", int64(ev.Leader))
 	case BrokerFenced:
 		dst = appendInt(dst, "replica", int64(ev.Replica))
 		if ev.Epoch >= 0 {

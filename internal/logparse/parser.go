@@ -176,6 +176,8 @@ func (p *Parser) parse(rec *Record, ev *Event, kind ident, l Level, n int) bool 
 		ok = p.controller(ev, h.msg)
 	case identServer:
 		ok = p.brokerStart(ev, h.msg, h.logger)
+	case identRaft:
+		ok = p.raft(ev, h.msg)
 	}
 	if !ok {
 		if p.badTopic {
@@ -246,6 +248,7 @@ const (
 	identController
 	identNoPrefix // controller lines printed without a prefix
 	identServer   // the broker process starting (server.go)
+	identRaft     // the metadata log's Raft client (quorum.go)
 )
 
 // prefilter classifies msg by its first bytes: most lines of a busy broker
@@ -296,6 +299,9 @@ func prefilter(m []byte) ident {
 		}
 		if hasPrefix(m, "[ReplicaFetcher replicaId=") {
 			return identFetcher
+		}
+		if hasPrefix(m, raftPrefix) {
+			return identRaft
 		}
 	case 'U':
 		if hasPrefix(m, "[UnifiedLog partition=") {

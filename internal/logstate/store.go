@@ -120,6 +120,9 @@ type Store struct {
 	// true until it starts again (then false: served again, or failed anew
 	// with a new line); at most maxLogDirs.
 	logDirs map[LogDir]bool // keyed with Offline false
+
+	// quorum is the KRaft metadata log as each node's lines told it (quorum.go).
+	quorum map[int32]*QuorumNode
 }
 
 // maxLogDirs bounds the log directories kept: a broker has a few, a log
@@ -143,6 +146,7 @@ func NewStore(filter func(topic string) bool) *Store {
 		admit:          make(map[string]bool),
 		pendingUnclean: make(map[logparse.PartitionKey]uint64),
 		logDirs:        make(map[LogDir]bool),
+		quorum:         make(map[int32]*QuorumNode),
 		now:            time.Now,
 		maxParts:       DefaultMaxPartitions,
 		broker:         -1,
@@ -254,7 +258,7 @@ func (s *Store) apply(ev *logparse.Event) {
 		// increment refused under min ISR.
 		return
 	}
-	if s.applyServer(ev) {
+	if s.applyServer(ev) || s.applyQuorum(ev) {
 		return
 	}
 	res := &s.res
@@ -554,6 +558,8 @@ type Snapshot struct {
 	// LogDirs are the log directories the broker's lines named as stopped,
 	// sorted by broker, then path: offline until the broker started again.
 	LogDirs []LogDir
+	// Quorum is the KRaft metadata log as each node's lines told it, by node id.
+	Quorum []QuorumNode
 }
 
 // LogDir is a log directory a broker said it stopped serving.
@@ -591,4 +597,5 @@ func (s *Store) Snapshot(snap *Snapshot) {
 		snap.LogDirs = append(snap.LogDirs, k)
 	}
 	slices.SortFunc(snap.LogDirs, func(x, y LogDir) int { return cmp.Or(cmp.Compare(x.Broker, y.Broker), strings.Compare(x.Path, y.Path)) })
+	s.snapshotQuorum(snap)
 }

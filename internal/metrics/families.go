@@ -122,6 +122,44 @@ var logDirOfflineFamily = exposition.NewFamily("log_dir_offline",
 		"to STARTING`, ZooKeeper mode `starting`). `broker` is the id the line names. Only directories the log named have a series. " +
 		"Alert: `KafkaBrokerLogDirOffline`.")
 
+// The KRaft metadata log as each node's own lines tell it (logstate.QuorumNode), by the node the lines name: every
+// sidecar has them, the log-only sidecar of a dedicated controller too, once it follows the controller's server.log.
+var (
+	metadataLogTransitionsFamily = exposition.NewFamily("metadata_log_transitions_total",
+		"Raft state transitions of the node's metadata log client, by the state entered.",
+		exposition.Counter, "node", "state").
+		WithDoc("From server.log `[RaftManager id=N] Completed transition to <State>(…)` (org.apache.kafka.raft.QuorumState, INFO). States: " +
+			"`leader`, `follower`, `candidate`, `prospective` (4.x pre-vote), `unattached`, `resigned`, `voted` (≤ 3.8). Every state has a series " +
+			"from the node's first line.")
+	metadataLogElectionsFamily = exposition.NewFamily("metadata_log_elections_total",
+		"Metadata quorum leaders the node saw elected: new epochs with a leader, once per epoch.",
+		exposition.Counter, "node").
+		WithDoc("From the transitions to `Leader`/`FollowerState` (server.log) and controller.log's `[QuorumController id=N] Becoming the active " +
+			"controller at epoch E` / `In the new epoch E, the leader is L` (INFO); an epoch counts once whichever file told it, and a restarted " +
+			"node rejoining an epoch it saw does not count it again. Alert: `KafkaMetadataQuorumLeaderFlapping`.")
+	metadataLogFetchTimeoutsFamily = exposition.NewFamily("metadata_log_fetch_timeouts_total",
+		"Elections the node started because its leader stopped answering its fetches.",
+		exposition.Counter, "node").
+		WithDoc("From `Transitioning to Prospective state due to fetch timeout` (4.x) / `Become candidate due to fetch timeout` (3.x) " +
+			"(org.apache.kafka.raft.KafkaRaftClient, INFO).")
+	metadataLogResignationsFamily = exposition.NewFamily("metadata_log_leader_resignations_total",
+		"Leaderships the node gave up for want of fetches from a majority of the voters.",
+		exposition.Counter, "node").
+		WithDoc("From `Did not receive fetch request from the majority of the voters within Nms` (org.apache.kafka.raft.LeaderState, INFO): " +
+			"the leader could not reach a majority for 1.5 × controller.quorum.fetch.timeout.ms.")
+	metadataLogHWRegressionsFamily = exposition.NewFamily("metadata_log_high_watermark_regressions_total",
+		"Times the node, as quorum leader, computed a metadata high watermark below its current one: a voter lost committed metadata.",
+		exposition.Counter, "node").
+		WithDoc("From `The latest computed high watermark X is smaller than the current value Y` (org.apache.kafka.raft.LeaderState, INFO), " +
+			"once per current value however often the leader repeats it (verify's `metadata_hw_monotonic`). " +
+			"Alert: `KafkaMetadataHighWatermarkRegressed`.")
+	metadataLogTruncationsFamily = exposition.NewFamily("metadata_log_truncations_total",
+		"Truncations of the node's metadata log to where its leader's log diverged.",
+		exposition.Counter, "node").
+		WithDoc("From `Truncated to offset N from Fetch response from leader L` (org.apache.kafka.raft.KafkaRaftClient, INFO); " +
+			"a follower replacing its log by the leader's snapshot (`Fully truncated the log …`) is not one.")
+)
+
 // The store's bound on partitions (logstate.DefaultMaxPartitions, --log.max-partitions).
 var (
 	logPartitionsFamily        = exposition.NewFamily("log_partitions", "Partitions the exporter keeps log-derived state for.", exposition.Gauge)
@@ -206,5 +244,7 @@ var (
 // are listed by the admin half's partitionColumns.
 var logFamilies = []*exposition.Family{
 	logHWFamily, logEventsFamily, logLastEventFamily, logDirOfflineFamily,
+	metadataLogTransitionsFamily, metadataLogElectionsFamily, metadataLogFetchTimeoutsFamily, metadataLogResignationsFamily,
+	metadataLogHWRegressionsFamily, metadataLogTruncationsFamily,
 	logPartitionsFamily, logPartitionsRefusedFamily, fileErrorFamily, fileErrorsFamily,
 }

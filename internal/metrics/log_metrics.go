@@ -74,7 +74,8 @@ func (m *LogMetrics) Tables() ([]*exposition.Table, func()) {
 		} else {
 			tables = append(tables, sc.topicTable())
 		}
-		tables = append(tables, eventTable(&sc.snap), boundTable(&sc.snap), logDirStoppedTable(&sc.snap))
+		tables = append(tables, eventTable(&sc.snap), boundTable(&sc.snap), logDirStoppedTable(&sc.snap),
+			quorumNodeTable(sc.snap.Quorum), quorumTransitionTable(sc.snap.Quorum))
 	}
 	if len(sc.files) > 0 {
 		tables = append(tables, fileTable(sc.files), fileErrorTable(sc.files), streamTable(m.stream, time.Now()))
@@ -196,6 +197,41 @@ func logDirStoppedTable(snap *logstate.Snapshot) *exposition.Table {
 		Labels: func(row int, values []string) { values[0], values[1] = idLabel(dirs[row].Broker), dirs[row].Path },
 		Columns: []exposition.Column{
 			{Family: logDirOfflineFamily, Value: func(row int) (float64, bool) { return b2f(dirs[row].Offline), true }},
+		},
+	}
+}
+
+// quorumNodeTable has a row per quorum node the lines named: one on a
+// KRaft node's sidecar, none in ZooKeeper mode.
+func quorumNodeTable(nodes []logstate.QuorumNode) *exposition.Table {
+	counter := func(f *exposition.Family, v func(q *logstate.QuorumNode) uint64) exposition.Column {
+		return exposition.Column{Family: f, Value: func(row int) (float64, bool) { return float64(v(&nodes[row])), true }}
+	}
+	return &exposition.Table{
+		Rows:   len(nodes),
+		Labels: func(row int, values []string) { values[0] = idLabel(nodes[row].Node) },
+		Columns: []exposition.Column{
+			counter(metadataLogElectionsFamily, func(q *logstate.QuorumNode) uint64 { return q.Elections }),
+			counter(metadataLogFetchTimeoutsFamily, func(q *logstate.QuorumNode) uint64 { return q.FetchTimeouts }),
+			counter(metadataLogResignationsFamily, func(q *logstate.QuorumNode) uint64 { return q.Resignations }),
+			counter(metadataLogHWRegressionsFamily, func(q *logstate.QuorumNode) uint64 { return q.HWRegressions }),
+			counter(metadataLogTruncationsFamily, func(q *logstate.QuorumNode) uint64 { return q.Truncations }),
+		},
+	}
+}
+
+// quorumTransitionTable has a row per quorum node and Raft state: every
+// state is listed, so that a transition shows as a change from 0.
+func quorumTransitionTable(nodes []logstate.QuorumNode) *exposition.Table {
+	states := logparse.QuorumStates
+	n := len(states)
+	return &exposition.Table{
+		Rows: len(nodes) * n,
+		Labels: func(row int, values []string) {
+			values[0], values[1] = idLabel(nodes[row/n].Node), states[row%n]
+		},
+		Columns: []exposition.Column{
+			{Family: metadataLogTransitionsFamily, Value: func(row int) (float64, bool) { return float64(nodes[row/n].Transitions[row%n]), true }},
 		},
 	}
 }

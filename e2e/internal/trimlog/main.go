@@ -28,6 +28,12 @@ var keep = []struct {
 	re   *regexp.Regexp
 }{
 	{"hw", regexp.MustCompile(`High watermark updated from`)},
+	// The metadata log's Raft client and the controller's view of its
+	// leader, with the lines that look alike (not parsed).
+	{"quorum", regexp.MustCompile(`\[RaftManager id=\d+\] (?:Completed transition|Attempting durable transition|Transitioning to Prospective|` +
+		`Become candidate|Did not receive fetch request|The latest computed high watermark|Truncated to offset|Fully truncated|` +
+		`Election has timed out|Re-elect as candidate)|\[QuorumController id=\d+\] (?:Becoming the active|In the new epoch|Renouncing|` +
+		`.*We were the leader|.*Renouncing leadership)`)},
 	{"hwskip", regexp.MustCompile(`Skipping update high watermark`)},
 	{"acks", regexp.MustCompile(`Progress awaiting ISR acks`)},
 	{"leo", regexp.MustCompile(`Recorded replica \d+ log end offset`)},
@@ -60,8 +66,9 @@ var (
 	topicRef = regexp.MustCompile(`(?:Partition |partition |partition=|for |Leader |Follower |change for |state change for |Truncating )` +
 		`(?:[A-Za-z0-9_-]{22}:)?([A-Za-z0-9._-]+)-\d+\b`)
 	// Ids Kafka prints in these contexts: topic ids, directory ids, cluster id.
-	idContext = regexp.MustCompile(`(?:topic id Some\(|topic id |topic ID |topicId=|Some\(|directories=\[|, |clusterId=|cluster ID )([A-Za-z0-9_-]{22})\b`)
-	idPrefix  = regexp.MustCompile(`\b([A-Za-z0-9_-]{22}):[A-Za-z0-9._-]+-\d+\b`)
+	idContext = regexp.MustCompile(`(?:topic id Some\(|topic id |topic ID |topicId=|Some\(|directories=\[|, |clusterId=|cluster ID |` +
+		`directoryId=|directoryId=Optional\[)([A-Za-z0-9_-]{22})\b`)
+	idPrefix = regexp.MustCompile(`\b([A-Za-z0-9_-]{22}):[A-Za-z0-9._-]+-\d+\b`)
 )
 
 type record struct{ lines []string }
@@ -84,7 +91,7 @@ func run(cluster string, topics *regexp.Regexp, maxLines, perKind int, files []s
 			if m := topicRef.FindStringSubmatch(first); m != nil {
 				topic = m[1]
 			}
-			if !topics.MatchString(topic) && kind != "controller" {
+			if !topics.MatchString(topic) && kind != "controller" && kind != "quorum" {
 				continue
 			}
 			if lvl := header.FindStringSubmatch(first); lvl != nil && (lvl[1] == "TRACE" || lvl[1] == "DEBUG") {
@@ -176,7 +183,8 @@ func replacements(cluster string, recs []record) (*strings.Replacer, error) {
 					for i, listener := range strings.Split(v, ",") {
 						port := listener[strings.LastIndex(listener, ":")+1:]
 						fixed := fmt.Sprint(9000 + 100*i + id) // brokers 9001..9003, controller 101 on 9101
-						pairs = append(pairs, "127.0.0.1:"+port, "localhost:"+fixed, "127.0.0.1, port="+port, "localhost, port="+fixed)
+						pairs = append(pairs, "127.0.0.1:"+port, "localhost:"+fixed, "127.0.0.1, port="+port, "localhost, port="+fixed,
+							"127.0.0.1/<unresolved>:"+port, "localhost/<unresolved>:"+fixed)
 					}
 				}
 			}
