@@ -15,14 +15,14 @@ import (
 
 // fetched is what the fetchers returned.
 type fetched struct {
-	offsets  offsets        // fetch_offsets.go
-	minISR   minISRReadings // minisr.go; ok false when DescribeConfigs failed
-	elr      *elr.Result    // fetch_elr.go; nil: no ELR series this refresh
-	reassign reassignments  // fetch_reassign.go; nil when ListPartitionReassignments failed
-	groups   groupsRead     // fetch_groups.go; its reads nil when the collector is off
-	lso      []offsetAnswer // fetch_lso.go, by plan index; nil when the read is off
-	logDirs  []logDirRead   // fetch_logdirs.go, by broker; nil when the read is off
-	quorum   *quorumRead    // quorum.go; nil when this sidecar does not speak for the cluster
+	offsets  offsets         // fetch_offsets.go
+	minISR   minISRReadings  // minisr.go; ok false when DescribeConfigs failed
+	elr      *elr.Result     // fetch_elr.go; nil: no ELR series this refresh
+	reassign reassignments   // fetch_reassign.go; nil when ListPartitionReassignments failed
+	groups   groupsRead      // fetch_groups.go; its reads nil when the collector is off
+	lso      []offsetAnswer  // fetch_lso.go, by plan index; nil when the read is off
+	logDirs  []logDirRead    // fetch_logdirs.go, by broker; nil when the read is off
+	quorum   *quorumRead     // quorum.go; nil when this sidecar does not speak for the cluster
 	tiering  []tieringAnswer // fetch_tiering.go, by plan index; nil when the read is off
 }
 

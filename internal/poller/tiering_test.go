@@ -150,7 +150,7 @@ func TestTieringTracker(t *testing.T) {
 		{19, 1, tieringReading{tiered: 149, lag: 10, hw: 160, lsoStuck: true}, " changed true"}, // tiered moved
 		{28, 1, tieringReading{tiered: 149, lag: 10, hw: 160, hwStalled: true}, " changed false"},
 		{29, 1, tieringReading{tiered: 149, lag: 10, hw: 160, hwStalled: true}, "hw_stalled changed true"},
-		{30, 1, tieringReading{tiered: 149, lag: 0, hw: 150, hwStalled: true}, " changed true"},    // nothing waits
+		{30, 1, tieringReading{tiered: 149, lag: 0, hw: 150, hwStalled: true}, " changed true"},   // nothing waits
 		{31, 2, tieringReading{tiered: 149, lag: 10, hw: 160, hwStalled: true}, " changed false"}, // re-created
 	} {
 		if got := read(c.m, c.id, c.r); got != c.want {
