@@ -34,19 +34,22 @@ const localTieredStorage = "org.apache.kafka.server.log.remote.storage.LocalTier
 // under acks=1 traffic the HW stalls, nothing more is copied, and the
 // sidecar says tiering is stalled with cause hw_stalled, its tiered offset
 // the one ListOffsets −5 from the test's own client answers; after SIGCONT
-// it clears.
+// it clears. Then a transaction left open holds the LSO while the HW moves
+// on: cause lso_stuck, cleared by the abort.
 //
 // How: topic tiered RF 3 on [1,2,3], min ISR 2, remote.storage.enable=true, local.retention.ms=1000,
 // segment.bytes 1 MiB; an acks=1 producer of 1 KiB records in batches of 20 (up to 1 MiB/s); brokers with
 // remote.log.manager.task.interval.ms=1000, the default TopicBasedRemoteLogMetadataManager; sidecars with
-// --collector.tiered-storage --collector.tiered-storage.stall-threshold=10s --stall.threshold=10s, Prometheus
-// with the shipped rules (time ÷30).
+// --collector.tiered-storage --collector.tiered-storage.stall-threshold=10s --stall.threshold=10s
+// --collector.last-stable-offset --collector.last-stable-offset.stall-threshold=10s, Prometheus with the shipped
+// rules (time ÷30); a franz-go transactional producer writes one record to partition 0 and aborts 12 s later.
 //
 // Measured (4.1.1, one run, load ≈2): tiering under way 28 s after the sidecars started (tiered offset 25000, local
 // segments deleted); stalled with cause hw_stalled 14 s after the freeze, tiered offset 27000 = ListOffsets −5,
 // lag 1000 (the records below the stalled HW in the active segment); KafkaPartitionTieringStalledByReplication
-// firing 25 s after the freeze; the tiered offset moving and the verdict gone 3 s after the thaw. Wall time 68 s
-// with the cluster start.
+// firing 25 s after the freeze; the tiered offset moving and the verdict gone 3 s after the thaw. Second run, with
+// the transaction: the same within a second or two, lso_stuck 12 s after the transaction began, cleared 2 s after
+// the abort; wall time 84 s with the cluster start.
 func TestTiering(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")
@@ -115,7 +118,8 @@ func testTiering(t *testing.T, version string) {
 
 	const threshold = 10 * time.Second
 	es, err := stack.StartExporters(ctx, c, exporterBinary(t), "--stall.threshold="+threshold.String(),
-		"--collector.tiered-storage", "--collector.tiered-storage.stall-threshold="+threshold.String())
+		"--collector.tiered-storage", "--collector.tiered-storage.stall-threshold="+threshold.String(),
+		"--collector.last-stable-offset", "--collector.last-stable-offset.stall-threshold="+threshold.String())
 	must(t, err)
 	t.Cleanup(es.Close)
 	s := &sidecars{t: t, es: es}
@@ -186,6 +190,30 @@ func testTiering(t *testing.T, version string) {
 		return expect(m[1], gauge("kafka_replication_partition_tiered_offset", p, gt(exported))) + noTieringStall(m[1], topic)
 	})
 	t.Logf("tiering moving again, the verdict cleared, %v after the thaw", time.Since(thawed).Round(time.Second))
+
+	// A transaction left open: the LSO stays at its first offset while the
+	// HW moves on, and the broker copies nothing above the LSO.
+	txn, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.TransactionalID("tiering-hanging"),
+		kgo.TransactionTimeout(90*time.Second), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	must(t, err)
+	defer txn.Close()
+	must(t, txn.BeginTransaction())
+	must(t, txn.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: 0, Value: []byte("open")}).FirstErr())
+	begun := time.Now()
+	stuck := map[string]string{"topic": topic, "partition": "0", "cause": "lso_stuck"}
+	took = s.eventually(ctx, 60*time.Second, "tiering stalled by the LSO", func(m map[int32]stack.Metrics) string {
+		return expect(m[1],
+			gauge("kafka_replication_partition_tiering_stalled", stuck, eq(1)),
+			gauge("kafka_replication_partition_last_stable_offset_stalled", p, eq(1)),
+			gauge("kafka_replication_partition_high_watermark_stalled", p, eq(0)))
+	})
+	t.Logf("tiering stalled (lso_stuck) %v after the transaction began", took.Round(time.Second))
+	must(t, txn.EndTransaction(ctx, kgo.TryAbort))
+	ended := time.Now()
+	s.eventually(ctx, 60*time.Second, "tiering moving again after the abort", func(m map[int32]stack.Metrics) string {
+		return noTieringStall(m[1], topic)
+	})
+	t.Logf("cleared %v after the abort (open %v)", time.Since(ended).Round(time.Second), ended.Sub(begun).Round(time.Second))
 }
 
 // noTieringStall complains of any tiering_stalled series of topic.
