@@ -108,5 +108,23 @@ func Topic() *dashboard.DashboardBuilder {
 			query(fmt.Sprintf(`sum by (partition) (increase(kafka_replication_partition_high_watermark_regressions_total{%s}[$__rate_interval]))`, partitionSel)+zeroByPartition, "HW regression p{{partition}}"),
 			query(fmt.Sprintf(`sum by (partition) (increase(kafka_replication_partition_truncations_below_high_watermark_total{%s}[$__rate_interval]))`, partitionSel)+zeroByPartition, "truncation below HW p{{partition}}"),
 			query(fmt.Sprintf(`max by (partition) (increase(kafka_replication_partition_unclean_leader_elections_total{%s}[$__rate_interval]))`, partitionSel)+zeroByPartition, "unclean election p{{partition}}"),
+		)).
+		WithRow(tieringRow(perPartition))
+}
+
+// tieringRow is the topic's tiered storage (--collector.tiered-storage, topics
+// with remote.storage.enable=true; empty otherwise): how far tiering is behind,
+// and whether a stuck HW or LSO stops it.
+func tieringRow(perPartition func(metric string) string) *dashboard.RowBuilder {
+	return dashboard.NewRowBuilder("Tiered storage").
+		WithPanel(timeSeries("Tiering lag",
+			"Offsets below the LSO (or HW) not yet in remote storage, per partition; it includes the active segment, which is never copied. A healthy partition stays within a few segments; a line that only climbs is tiering stopped, and local retention with it: the leader's disk fills. Empty without --collector.tiered-storage or remote.storage.enable.",
+			"short", 12, 8,
+			query(perPartition("kafka_replication_partition_tiering_lag_offsets"), "p{{partition}}"),
+		).Decimals(0)).
+		WithPanel(steps("Tiering stalled",
+			"1 while a partition's latest tiered offset has not moved for the stall threshold with offsets waiting, by cause: hw_stalled and lso_stuck are replication (alert KafkaPartitionTieringStalledByReplication), remote the remote storage or a segment not rolled yet.",
+			"short", 12, 8,
+			query(fmt.Sprintf(`max by (partition, cause) (kafka_replication_partition_tiering_stalled{%s})`, partitionSel), "p{{partition}} {{cause}}"),
 		))
 }

@@ -277,6 +277,7 @@ var notInGoldenScrapes = map[string]string{
 	"kafka_replication_partition_under_replicated_by_reassignment":    "a reassignment adding a replica outside the ISR",
 	"kafka_replication_partition_last_stable_offset_stalled":          "a transaction open past --collector.last-stable-offset.stall-threshold",
 	"kafka_replication_metadata_quorum_unknown":                       "a DescribeQuorum denied, unsupported or failing (internal/metrics quorum tests write it)",
+	"kafka_replication_partition_tiering_stalled":                     "tiering stalled past --collector.tiered-storage.stall-threshold",
 }
 
 // TestGoldenHasEveryFamily ties metrics.Families (the README and docs

@@ -34,12 +34,17 @@ const e2eGolden = "../../internal/metrics/fixtures/e2e-output.txt"
 // led by broker 0, with a known number of records in each.
 func fakeCluster(t *testing.T) string {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, "orders", "idle", "payments"),
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, "idle", "payments"),
 		kfake.BrokerConfigs(map[string]string{"min.insync.replicas": "2"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
+	// orders is tiered, so that --collector.tiered-storage has series (kfake
+	// has no remote storage: nothing is tiered yet).
+	if err := c.CreateTopic("orders", 3, map[string]string{"remote.storage.enable": "true"}); err != nil {
+		t.Fatal(err)
+	}
 	for _, topic := range []string{"orders", "idle", "payments"} {
 		for p := int32(0); p < 3; p++ {
 			if err := c.MoveTopicPartition(topic, p, 0); err != nil {
@@ -334,13 +339,56 @@ func filterExposition(t *testing.T, r io.Reader) string {
 // internal/metrics/fixtures/e2e-output.txt. The alert and dashboard tests check every
 // metric name they use against that file, so it is the contract of the exporter.
 func TestEndToEndScrape(t *testing.T) {
+	body := scrapeGoldenSetup(t, "--collector.tiered-storage")
+	got := filterExposition(t, strings.NewReader(body))
+	if *update {
+		if err := os.WriteFile(e2eGolden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(e2eGolden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("scrape differs from %s (rerun with -update and review the diff):\n%s", e2eGolden, lineDiff(string(want), got))
+	}
+
+	// promlint over the full, unfiltered scrape, as `promtool check metrics` would.
+	problems, err := promlint.New(strings.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	// No sample carries a timestamp.
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, mf := range families {
+		for _, m := range mf.Metric {
+			if m.TimestampMs != nil {
+				t.Errorf("%s: want no sample timestamps", name)
+			}
+		}
+	}
+}
+
+// scrapeGoldenSetup scrapes the golden setup's sidecar, with extra flags,
+// once it has seen orders/0 stalled.
+func scrapeGoldenSetup(t *testing.T, extra ...string) string {
+	t.Helper()
 	// A second refresh a second later sees orders/0 stalled. The position
 	// file and the probe configuration add their own families.
 	addr := fakeCluster(t)
 	probeFile := filepath.Join(t.TempDir(), "probe.yml")
 	writeProbeConfig(t, probeFile, map[string]string{"fixture": addr})
-	sc, s := startFixtureSidecar(t, addr, "--kafka.refresh-interval=1s", "--stall.threshold=1ms", "--collector.consumer-groups", "--collector.last-stable-offset",
-		"--log.position-file="+filepath.Join(t.TempDir(), "positions.json"), "--probe.config-file="+probeFile)
+	sc, s := startFixtureSidecar(t, addr, append([]string{"--kafka.refresh-interval=1s", "--stall.threshold=1ms", "--collector.consumer-groups",
+		"--collector.last-stable-offset",
+		"--log.position-file=" + filepath.Join(t.TempDir(), "positions.json"), "--probe.config-file=" + probeFile}, extra...)...)
 	t.Cleanup(sc.close)
 	waitFor(t, "a stalled high watermark", 20*time.Second, func() bool {
 		if g := sc.admin.Snapshot().Groups; len(g) == 0 || len(g[0].Partitions) == 0 || !g[0].Partitions[0].StarvedByReplication {
@@ -367,41 +415,7 @@ func TestEndToEndScrape(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("want 200, got %d: %s", resp.StatusCode, body)
 	}
-	got := filterExposition(t, strings.NewReader(string(body)))
-	if *update {
-		if err := os.WriteFile(e2eGolden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(e2eGolden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("scrape differs from %s (rerun with -update and review the diff):\n%s", e2eGolden, lineDiff(string(want), got))
-	}
-
-	// promlint over the full, unfiltered scrape, as `promtool check metrics` would.
-	problems, err := promlint.New(strings.NewReader(string(body))).Lint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
-	}
-	// No sample carries a timestamp.
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, mf := range families {
-		for _, m := range mf.Metric {
-			if m.TimestampMs != nil {
-				t.Errorf("%s: want no sample timestamps", name)
-			}
-		}
-	}
+	return string(body)
 }
 
 // lineDiff lists lines only in want (-) or only in got (+).

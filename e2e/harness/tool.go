@@ -44,3 +44,11 @@ func RunKafkaTool(ctx context.Context, c *Cluster, class string, args ...string)
 	}
 	return stdout.String(), nil
 }
+
+// FetchTieredStorage returns the path of the kafka-storage test jar of
+// version, which holds Kafka's own LocalTieredStorage (a remote storage
+// manager on a local directory), downloading it through
+// e2e/kafka/fetch-tiered.sh (Maven) unless already cached.
+func FetchTieredStorage(ctx context.Context, version string) (string, error) {
+	return runFetchScript(ctx, "fetch-tiered.sh", version, "the kafka-storage "+version+" test jar", "")
+}

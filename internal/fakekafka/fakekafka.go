@@ -81,6 +81,12 @@ type Offsets struct {
 	ReplicaLEO map[int32]int64
 	LSO        *int64 // the read_committed answer; nil: the HW (no open transaction)
 	LSOError   int16  // the read_committed answer's error code instead of an offset; 0: none
+	// Tiered answers ListOffsets -5 (LATEST_TIERED; nil: -1, nothing
+	// tiered), LocalStart -4 (EARLIEST_LOCAL); TieredError is the error code
+	// of both instead; 0: none.
+	Tiered      *int64
+	LocalStart  int64
+	TieredError int16
 }
 
 // New starts a 3-broker cluster (unless opts say otherwise), closed when the
@@ -157,6 +163,17 @@ func (f *Kafka) install() {
 				switch {
 				case o == nil:
 					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				case rp.Timestamp == -5 || rp.Timestamp == -4:
+					switch {
+					case o.TieredError != 0:
+						sp.ErrorCode = o.TieredError
+					case rp.Timestamp == -4:
+						sp.Offset = o.LocalStart
+					case o.Tiered == nil:
+						sp.Offset = -1
+					default:
+						sp.Offset = *o.Tiered
+					}
 				case req.ReplicaID == debugReplicaID:
 					sp.Offset = o.LEO
 					if v, ok := o.ReplicaLEO[node]; ok {

@@ -158,7 +158,47 @@ var partitionColumns = []exposition.RowColumn[*poller.Partition]{
 		exposition.Gauge, partitionLabels...).
 		RollsUp(exposition.Sum, "Sum of replicas that the topic's reassignments in progress are removing."),
 		func(p *poller.Partition) (float64, bool) { return float64(p.RemovingReplicas), p.Reassigning }),
+	// Tiered storage: only partitions of topics with remote.storage.enable=true
+	// under --collector.tiered-storage have a value, so other topics have no
+	// series.
+	column(exposition.NewFamily("partition_tiered_offset",
+		"Highest offset of the partition copied to remote storage (ListOffsets -5, LATEST_TIERED, sent to the leader); -1 while nothing is.",
+		exposition.Gauge, partitionLabels...).
+		WithDoc(tieringDoc),
+		func(p *poller.Partition) (float64, bool) {
+			return tieringValue(p, func(t *poller.PartitionTiering) (int64, bool) { return t.LatestTiered, t.Known() })
+		}),
+	column(exposition.NewFamily("partition_local_log_start_offset",
+		"First offset of the partition still in the leader's local log (ListOffsets -4, EARLIEST_LOCAL): below it, records are in remote storage only.",
+		exposition.Gauge, partitionLabels...).
+		WithDoc(tieringDoc),
+		func(p *poller.Partition) (float64, bool) {
+			return tieringValue(p, func(t *poller.PartitionTiering) (int64, bool) { return t.LocalStart, t.Known() })
+		}),
+	column(exposition.NewFamily("partition_tiering_lag_offsets",
+		"Offsets below the last stable offset (with --collector.last-stable-offset, else the high watermark) not yet in remote storage: "+
+			"that bound minus partition_tiered_offset+1, at least 0; it includes the active segment, which is never copied and whose size the admin API does not tell.",
+		exposition.Gauge, partitionLabels...).
+		WithDoc(tieringDoc+" A healthy partition stays within a segment or a few (records per segment: segment.bytes over the record size); "+
+			"it grows without bound when a stuck HW or LSO stops tiering (`partition_tiering_stalled`). See docs/tiering.md.").
+		RollsUp(exposition.Sum, "Sum of offsets not yet in remote storage over the topic's exported tiered partitions."),
+		func(p *poller.Partition) (float64, bool) {
+			return tieringValue(p, func(t *poller.PartitionTiering) (int64, bool) { return t.Lag, t.LagKnown })
+		}),
 }
+
+// tieringValue is a value of p's tiering; none for a partition without.
+func tieringValue(p *poller.Partition, value func(*poller.PartitionTiering) (int64, bool)) (float64, bool) {
+	if p.Tiering == nil {
+		return 0, false
+	}
+	v, ok := value(p.Tiering)
+	return float64(v), ok
+}
+
+// tieringDoc is the README note of the tiering families.
+const tieringDoc = "With --collector.tiered-storage, for partitions of topics with remote.storage.enable=true only; " +
+	"absent when the leader did not answer or is below Kafka 3.9 (`partitions_tiering_unknown`)."
 
 // The per-partition families with one more label: no per-topic form.
 var (
@@ -195,7 +235,7 @@ var (
 		"Resources of admin answers that could not be used (an error for the resource, a value that is not a positive integer, "+
 			"a resource left out), by request and reason.", exposition.Counter, "reason", "request").
 		WithDoc("Reasons: `authorization_failed`, `error`, `invalid_value`, `missing`. Requests: `describe_configs` (per topic), " +
-			"`list_offsets`, `list_offsets_leo`, `list_offsets_lso` (per partition: its HW, LEO or LSO series is then absent; " +
+			"`list_offsets`, `list_offsets_leo`, `list_offsets_lso`, `list_offsets_tiered` (per partition: its HW, LEO, LSO or tiering series is then absent; " +
 			"alert `KafkaReplicationExporterOffsetsUnanswered`). A request that failed as a whole counts in admin_request_errors_total instead.")
 	minISRUnknownFamily = exposition.NewFamily("topics_min_insync_replicas_unknown",
 		"Exported topics whose min.insync.replicas is unknown, so their min ISR series are absent, by why their answer was unusable.",

@@ -62,6 +62,7 @@ type adminScrape struct {
 	parts         []*poller.Partition // by topic, then partition number (snapshot order)
 	lags          []lagRow            // in series order
 	stalls        []int32             // indexes into parts
+	tieringStalls []int32             // indexes into parts (admin_tiering.go)
 	offline       []lagRow            // replicas offline in a failed log directory
 
 	// Scratch of the series order (below).
@@ -97,6 +98,7 @@ func (m *AdminMetrics) Tables() ([]*exposition.Table, func()) {
 	}
 	tables = append(tables, unusableTables(s)...)
 	tables = append(tables, quorumTables(s)...)
+	tables = append(tables, tieringUnknownTable(s))
 	if s.Groups != nil {
 		tables = append(tables, groupTables(s)...)
 	}
@@ -109,7 +111,7 @@ func (m *AdminMetrics) Tables() ([]*exposition.Table, func()) {
 	unhealthyOnly := m.series == UnhealthyPartitionSeries
 	sc := adminScrapePool.Get().(*adminScrape)
 	sc.s, sc.listed, sc.ranked, sc.unhealthyOnly = s, false, false, unhealthyOnly
-	tables = append(tables, sc.orderedPartitionTable(), sc.lagTable(), sc.offlineTable(), sc.stallTable())
+	tables = append(tables, sc.orderedPartitionTable(), sc.lagTable(), sc.offlineTable(), sc.stallTable(), sc.tieringStallTable())
 	if unhealthyOnly {
 		tables = append(tables, m.rollup(s)) // after the partition tables: their HELP heads each family
 	}

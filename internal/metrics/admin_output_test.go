@@ -274,6 +274,9 @@ func TestSparseAndDerivedFamilies(t *testing.T) {
 		{Topic: "orders", Partition: 3, LSO: 9, HWKnown: true},
 	}
 	s.Quorum = &poller.Quorum{Unknown: poller.QuorumTimeout}
+	s.TieringRead = true
+	s.Topics[0].Partitions[1].Tiering = &poller.PartitionTiering{LatestTiered: 99, LocalStart: 50, Lag: 400, LagKnown: true,
+		Stalled: true, Cause: poller.TieringHWStalled}
 	perPartition := scrapeText(t, adminSource(newSnapshotSource(s), true))
 	perTopic := scrapeText(t, adminSource(newSnapshotSource(s), false))
 	for _, f := range Families() {

@@ -68,7 +68,7 @@ func answerErrorRows(s *poller.Snapshot) []answerErrorRow {
 	for why := range poller.UnusableRequestFailed {
 		rows = append(rows, answerErrorRow{why, poller.RequestDescribeConfigs, s.MinISR.AnswerErrors[why]})
 	}
-	for _, req := range []poller.Request{poller.RequestListOffsets, poller.RequestListOffsetsLEO, poller.RequestListOffsetsLSO} {
+	for _, req := range []poller.Request{poller.RequestListOffsets, poller.RequestListOffsetsLEO, poller.RequestListOffsetsLSO, poller.RequestListOffsetsTiered} {
 		if !s.Sent[req] {
 			continue
 		}

@@ -9,7 +9,7 @@ var declarations = [][]*exposition.Family{
 	logCounterFamilies[:], familiesOf(fileColumns), logFamilies, streamFamilies,
 	familiesOf(refreshColumns), familiesOf(partitionColumns), adminFamilies, quorumFamilies(),
 	familiesOf(groupPartitionColumns), familiesOf(stableOffsetColumns), consumerGroupFamilies,
-	positionFamilies, probeFamilies,
+	positionFamilies, probeFamilies, tieringFamilies,
 }
 
 // familiesOf are the families of a column table.

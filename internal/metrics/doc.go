@@ -26,7 +26,7 @@
 //
 // Each file uses only the files listed before it: values.go (label values and
 // value helpers); families.go, stream_families.go, admin_families.go,
-// quorum_families.go, consumer_group_families.go, position_families.go and probe_families.go
-// (the declarations); declarations.go (Families); log_metrics.go,
-// quorum_metrics.go, admin_metrics.go and the other sources.
+// quorum_families.go, consumer_group_families.go, position_families.go, probe_families.go
+// and tiering_families.go (the declarations); declarations.go (Families); log_metrics.go,
+// quorum_metrics.go, admin_metrics.go, admin_tiering.go (its tiering tables) and the other sources.
 package metrics

@@ -68,6 +68,7 @@ func New(cfg *Config, opts Options) *Poller {
 	p.pool = newBrokerPool(sc)
 	p.elr = newELRReader(ec, logger)
 	p.quorum = newQuorumReader(ec)
+	p.tiering = newTieringReader(cfg, ec, logger)
 	p.groups = newGroupCollector(&cfg.Groups, logger)
 	p.level = newLogLevelRaise(cfg.PartitionLogLevel, p.pool, cfg.RequestTimeout, logger)
 	return p
@@ -94,6 +95,7 @@ func (p *Poller) Run(ctx context.Context) {
 		defer p.elr.Close()
 	}
 	defer p.quorum.close()
+	defer p.tiering.close()
 	defer p.level.restore()
 
 	ticker := time.NewTicker(p.cfg.RefreshInterval)
@@ -146,5 +148,6 @@ func (p *Poller) sent() (out [NumRequests]bool) {
 		out[RequestListGroups], out[RequestDescribeGroups], out[RequestOffsetFetch] = true, true, true
 	}
 	out[RequestListOffsetsLSO] = p.cfg.Groups.LastStableOffset
+	out[RequestListOffsetsTiered] = p.tiering != nil
 	return out
 }

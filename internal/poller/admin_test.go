@@ -40,6 +40,7 @@ func newTestPoller(t testing.TB, servers []string, brokerID int32, scope string,
 		RequestTimeout:  2 * time.Second,
 		StallThreshold:  2 * time.Minute,
 		Groups:          GroupsConfig{LSOStallThreshold: 5 * time.Minute},
+		Tiering:         TieringConfig{StallThreshold: 10 * time.Minute},
 	}
 	if tweak != nil {
 		tweak(cfg)
@@ -59,6 +60,9 @@ func newTestPoller(t testing.TB, servers []string, brokerID int32, scope string,
 	}
 	if q := p.quorum; q != nil {
 		t.Cleanup(q.close)
+	}
+	if tr := p.tiering; tr != nil {
+		t.Cleanup(tr.close)
 	}
 	return p, clock
 }

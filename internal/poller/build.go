@@ -29,6 +29,7 @@ type builder struct {
 	refused       [NumRefusals]uint64 // Metadata entries the plans left out
 	history       *hwHistory          // the HW readings behind lag in seconds; nil unless consumer groups or the LSO are read
 	lso           *lsoTracker         // since when each LSO holds consumers back (build_lso.go); nil unless the LSO is read
+	tiering       *tieringTracker     // since when each latest tiered offset stands (build_tiering.go); nil unless tiering is read
 	logDirs       logDirWatch         // the log directories last answered (fetch_logdirs.go)
 	reassign      reassignments       // the last refresh's reassignments (setReassignment)
 	noTopicIDs    bool                // the last snapshot had topics without an id (warnTopicIDs)
@@ -43,6 +44,7 @@ func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {
 		logger:      logger,
 		history:     newGroupHistory(cfg),
 		lso:         newLSOTracker(cfg),
+		tiering:     newTieringTracker(cfg),
 		logDirs:     logDirWatch{logger: logger},
 	}
 }
@@ -203,6 +205,7 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 	slices.SortFunc(snap.Topics, func(x, y Topic) int { return strings.Compare(x.Name, y.Name) })
 	snap.StableOffsets = b.stableOffsets(p, got, now)
 	markLSOStalled(snap)
+	b.buildTiering(snap, p, got, now)
 	b.buildGroups(snap, p, &got.groups, now)
 	snap.LogDirs = b.logDirs.observe(got.logDirs)
 	b.reassign = got.reassign

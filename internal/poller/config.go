@@ -65,6 +65,8 @@ type Config struct {
 	LogDirs bool
 
 	Groups GroupsConfig // the consumer-group collector (groups_config.go)
+
+	Tiering TieringConfig // the tiered-storage read (tiering_config.go)
 }
 
 // AddFlags registers the admin-API flags on cmd.
@@ -108,6 +110,7 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 		"scope) which have failed: one DescribeLogDirs for no partition per broker and refresh.").
 		Default("true").BoolVar(&c.LogDirs)
 	addGroupFlags(cmd, &c.Groups)
+	addTieringFlags(cmd, &c.Tiering)
 	return c
 }
 
@@ -116,6 +119,9 @@ func AddFlags(cmd *kingpin.CmdClause) *Config {
 // --kafka.server) is always valid.
 func (c *Config) Validate() error {
 	if err := c.Groups.validate(len(c.Servers) > 0); err != nil {
+		return err
+	}
+	if err := c.Tiering.validate(len(c.Servers) > 0); err != nil {
 		return err
 	}
 	if len(c.Servers) == 0 {

@@ -15,18 +15,21 @@ import (
 
 // fetched is what the fetchers returned.
 type fetched struct {
-	offsets  offsets        // fetch_offsets.go
-	minISR   minISRReadings // minisr.go; ok false when DescribeConfigs failed
-	elr      *elr.Result    // fetch_elr.go; nil: no ELR series this refresh
-	reassign reassignments  // fetch_reassign.go; nil when ListPartitionReassignments failed
-	groups   groupsRead     // fetch_groups.go; its reads nil when the collector is off
-	lso      []offsetAnswer // fetch_lso.go, by plan index; nil when the read is off
-	logDirs  []logDirRead   // fetch_logdirs.go, by broker; nil when the read is off
-	quorum   *quorumRead    // quorum.go; nil when this sidecar does not speak for the cluster
+	offsets  offsets         // fetch_offsets.go
+	minISR   minISRReadings  // minisr.go; ok false when DescribeConfigs failed
+	elr      *elr.Result     // fetch_elr.go; nil: no ELR series this refresh
+	reassign reassignments   // fetch_reassign.go; nil when ListPartitionReassignments failed
+	groups   groupsRead      // fetch_groups.go; its reads nil when the collector is off
+	lso      []offsetAnswer  // fetch_lso.go, by plan index; nil when the read is off
+	logDirs  []logDirRead    // fetch_logdirs.go, by broker; nil when the read is off
+	quorum   *quorumRead     // quorum.go; nil when this sidecar does not speak for the cluster
+	tiering  []tieringAnswer // fetch_tiering.go, by plan index; nil when the read is off
 }
 
 // fetch runs every fetcher on the plan and waits for all of them.
-func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader, quorum *quorumReader, groups *groupCollector, lso bool) *fetched {
+func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader, quorum *quorumReader, groups *groupCollector, lso bool,
+	tiering *tieringReader,
+) *fetched {
 	var (
 		got fetched
 		wg  sync.WaitGroup
@@ -39,7 +42,12 @@ func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader,
 		// behind it until the deadline, every refresh, and no stall was seen.
 		got.reassign = fetchReassignments(ctx, r, p)
 	})
-	wg.Go(func() { got.minISR = fetchMinISR(ctx, r, p) })
+	wg.Go(func() {
+		// The tiered topics are those DescribeConfigs answers with
+		// remote.storage.enable=true: the tiering read waits for it.
+		got.minISR = fetchMinISR(ctx, r, p, tiering != nil)
+		got.tiering = fetchTiering(ctx, r, p, tiering, &got.minISR)
+	})
 	wg.Go(func() { got.elr = fetchELR(ctx, r, p, elrReader) })
 	wg.Go(func() { got.groups = groups.fetch(ctx, r, p) })
 	wg.Go(func() { got.lso = fetchLSO(ctx, r, p, lso) })

@@ -6,16 +6,22 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 
 	"github.com/IBM/sarama"
 )
 
 // A fetcher: the configured min.insync.replicas of every exported topic, and
-// the answering broker's own, in one DescribeConfigs. A topic whose answer
+// the answering broker's own, in one DescribeConfigs; with tiered storage read,
+// each topic's remote.storage.enable in the same request. A topic whose answer
 // cannot be used is named with the reason, never silently left out.
 
-// minISRConfig is the one topic config the poller reads.
-const minISRConfig = "min.insync.replicas"
+// minISRConfig is the topic config the poller always reads; remoteStorageConfig
+// the one it reads beside it with --collector.tiered-storage.
+const (
+	minISRConfig        = "min.insync.replicas"
+	remoteStorageConfig = "remote.storage.enable"
+)
 
 // minISRReadings is what DescribeConfigs said.
 type minISRReadings struct {
@@ -26,11 +32,14 @@ type minISRReadings struct {
 	// (BROKER resource), 0 when it was not readable.
 	brokerDefault int
 	brokerErr     Unusable // why brokerDefault is 0
+	// tiered are the topics answered with remote.storage.enable=true, when
+	// it was asked (nil otherwise).
+	tiered map[string]bool
 }
 
 // fetchMinISR asks the broker that answered Metadata; ok is false when the
 // request failed.
-func fetchMinISR(ctx context.Context, r *round, p *refreshPlan) minISRReadings {
+func fetchMinISR(ctx context.Context, r *round, p *refreshPlan, tiering bool) minISRReadings {
 	if len(p.configTopics) == 0 {
 		return minISRReadings{ok: true}
 	}
@@ -38,7 +47,7 @@ func fetchMinISR(ctx context.Context, r *round, p *refreshPlan) minISRReadings {
 	if id, ok := r.brokerAt(r.metadataAddr); ok {
 		broker = strconv.Itoa(int(id))
 	}
-	a, err := r.pool.describeMinISR(ctx, r.metadataAddr, p.configTopics, broker)
+	a, err := r.pool.describeMinISR(ctx, r.metadataAddr, p.configTopics, broker, tiering)
 	r.recordAt(r.metadataAddr, err == nil)
 	if err != nil {
 		r.fail(RequestDescribeConfigs, -1, err)
@@ -48,12 +57,17 @@ func fetchMinISR(ctx context.Context, r *round, p *refreshPlan) minISRReadings {
 }
 
 // describeMinISR reads min.insync.replicas of topics, and of broker unless
-// it is "", in one DescribeConfigs.
-func (p *brokerPool) describeMinISR(ctx context.Context, addr string, topics []string, broker string) (minISRReadings, error) {
+// it is "", in one DescribeConfigs; with tiering, remote.storage.enable of
+// the topics too.
+func (p *brokerPool) describeMinISR(ctx context.Context, addr string, topics []string, broker string, tiering bool) (minISRReadings, error) {
 	req := &sarama.DescribeConfigsRequest{Version: describeConfigsVersion(p.conf.Version), IncludeSynonyms: true}
+	names := []string{minISRConfig}
+	if tiering {
+		names = append(names, remoteStorageConfig)
+	}
 	for _, t := range topics {
 		req.Resources = append(req.Resources, &sarama.ConfigResource{
-			Type: sarama.TopicResource, Name: t, ConfigNames: []string{minISRConfig},
+			Type: sarama.TopicResource, Name: t, ConfigNames: names,
 		})
 	}
 	if broker != "" {
@@ -67,7 +81,28 @@ func (p *brokerPool) describeMinISR(ctx context.Context, addr string, topics []s
 	if err != nil {
 		return minISRReadings{}, fmt.Errorf("describe configs from %s: %w", addr, err)
 	}
-	return readMinISR(resp, topics, broker), nil
+	a := readMinISR(resp, topics, broker)
+	if tiering {
+		a.tiered = readTiered(resp)
+	}
+	return a, nil
+}
+
+// readTiered are the topics of a DescribeConfigs answer with
+// remote.storage.enable=true.
+func readTiered(resp *sarama.DescribeConfigsResponse) map[string]bool {
+	tiered := make(map[string]bool)
+	for _, r := range resp.Resources {
+		if r == nil || r.Type != sarama.TopicResource || r.ErrorCode != 0 {
+			continue
+		}
+		for _, e := range r.Configs {
+			if e != nil && e.Name == remoteStorageConfig && strings.EqualFold(e.Value, "true") {
+				tiered[r.Name] = true
+			}
+		}
+	}
+	return tiered
 }
 
 // readMinISR sorts a DescribeConfigs answer into usable values and the

@@ -29,6 +29,7 @@ type refresher struct {
 	quorum   *quorumReader // nil: the metadata quorum is not read (quorum.go)
 	quorumW  quorumWatch
 	groups   *groupCollector  // nil: consumer groups are not read (fetch_groups.go)
+	tiering  *tieringReader   // nil: tiered storage is not read (fetch_tiering.go)
 	brokers  map[int32]string // advertised addresses, from the last Metadata
 	brokerID int32            // configured or detected; -1 = unknown
 	idAddr   string           // the address brokerID was matched by; "" = not by address
@@ -87,7 +88,7 @@ func (f *refresher) refresh(ctx context.Context, last *Snapshot) *Snapshot {
 		p.logDirBrokers = logDirBrokers(f.brokers, f.brokerID, f.cfg.Scope == ScopeCluster)
 	}
 	p.quorumBroker, p.quorumSpeaks = quorumSpeaker(f.brokers, f.brokerID, f.cfg.Scope == ScopeCluster)
-	got := fetch(ctx, r, &p, f.elr, f.quorum, f.groups, f.cfg.Groups.LastStableOffset)
+	got := fetch(ctx, r, &p, f.elr, f.quorum, f.groups, f.cfg.Groups.LastStableOffset, f.tiering)
 	snap := f.build.build(&p, got, mdAt, f.now())
 	snap.Quorum = f.quorumW.observe(got.quorum, f.brokers)
 	snap.Up = true

@@ -22,6 +22,7 @@ const (
 	RequestListOffsetsLSO
 	RequestDescribeLogDirs
 	RequestDescribeQuorum
+	RequestListOffsetsTiered
 	NumRequests
 )
 
@@ -40,14 +41,17 @@ var requestNames = [NumRequests]string{
 	RequestListOffsetsLSO:             "list_offsets_lso",
 	RequestDescribeLogDirs:            "describe_log_dirs",
 	RequestDescribeQuorum:             "describe_quorum",
+	RequestListOffsetsTiered:          "list_offsets_tiered",
 }
 
 func (r Request) String() string { return requestNames[r] }
 
 // OptIn reports a request only an opt-in read sends (consumer groups, the
-// last stable offset): its error counter is exported only while it is on.
+// last stable offset, tiered storage): its error counter is exported only
+// while it is on.
 func (r Request) OptIn() bool {
-	return r == RequestListGroups || r == RequestDescribeGroups || r == RequestOffsetFetch || r == RequestListOffsetsLSO
+	return r == RequestListGroups || r == RequestDescribeGroups || r == RequestOffsetFetch || r == RequestListOffsetsLSO ||
+		r == RequestListOffsetsTiered
 }
 
 // Field names a partition field the admin API and the broker's logs can
@@ -140,6 +144,11 @@ type Snapshot struct {
 	// Quorum is the KRaft metadata quorum (snapshot_quorum.go); nil when
 	// this sidecar does not speak for the cluster or Metadata failed.
 	Quorum *Quorum
+	// TieringRead: --collector.tiered-storage is on; TieringUnknown counts
+	// this refresh's exported partitions of tiered topics by why their
+	// tiering is unknown (TieringKnown: those it is known of).
+	TieringRead    bool
+	TieringUnknown [NumTieringUnknown]int
 }
 
 // LogDir is one log directory of a broker, as its DescribeLogDirs answered.
@@ -218,6 +227,9 @@ type Partition struct {
 	// LSOStalled: the partition's StableOffset is Stalled (a transaction
 	// left open); false while the LSO is not read. It fits in the padding.
 	LSOStalled bool
+	// Tiering is the partition's tiered storage (snapshot_tiering.go); nil
+	// unless tiering is read and its topic has remote.storage.enable=true.
+	Tiering *PartitionTiering
 }
 
 // ReplicaLag is how far a follower's log end offset is behind the leader's.
@@ -246,11 +258,11 @@ func (p *Partition) UnderReplicated() bool { return p.ISR < p.Replicas }
 // under-replicated (which covers under and at min ISR, ELR and offline
 // replicas); no ISR headroom (ISR at most min ISR, RF above 1); a stalled
 // or regressed HW; a reassignment; an HW or LEO the leader did not answer;
-// a stalled LSO.
+// a stalled LSO; stalled tiering.
 func (p *Partition) Unhealthy() bool {
 	noHeadroom := p.MinISR > 0 && p.ISR <= p.MinISR && p.Replicas > 1
 	return p.Leader < 0 || p.UnderReplicated() || noHeadroom || p.Stalled || p.Regressions > 0 ||
-		p.Reassigning || !p.HWKnown || !p.LEOKnown || p.LSOStalled
+		p.Reassigning || !p.HWKnown || !p.LEOKnown || p.LSOStalled || p.Tiering != nil && p.Tiering.Stalled
 }
 
 // UnderMinISR reports an ISR below the effective min.insync.replicas.
