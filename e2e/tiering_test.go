@@ -79,8 +79,10 @@ func testTiering(t *testing.T, version string) {
 		"remote.log.manager.task.interval.ms":                      "1000",
 		"log.retention.check.interval.ms":                          "1000",
 	}
-	c := harness.StartT(t, harness.Options{Version: version, BrokerConfig: tiered,
-		ControllerConfig: map[string]string{"remote.log.storage.system.enable": "true"}})
+	c := harness.StartT(t, harness.Options{
+		Version: version, BrokerConfig: tiered,
+		ControllerConfig: map[string]string{"remote.log.storage.system.enable": "true"},
+	})
 
 	const (
 		topic        = "tiered"

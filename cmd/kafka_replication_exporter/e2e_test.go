@@ -386,9 +386,11 @@ func scrapeGoldenSetup(t *testing.T, extra ...string) string {
 	addr := fakeCluster(t)
 	probeFile := filepath.Join(t.TempDir(), "probe.yml")
 	writeProbeConfig(t, probeFile, map[string]string{"fixture": addr})
-	sc, s := startFixtureSidecar(t, addr, append([]string{"--kafka.refresh-interval=1s", "--stall.threshold=1ms", "--collector.consumer-groups",
+	sc, s := startFixtureSidecar(t, addr, append([]string{
+		"--kafka.refresh-interval=1s", "--stall.threshold=1ms", "--collector.consumer-groups",
 		"--collector.last-stable-offset",
-		"--log.position-file=" + filepath.Join(t.TempDir(), "positions.json"), "--probe.config-file=" + probeFile}, extra...)...)
+		"--log.position-file=" + filepath.Join(t.TempDir(), "positions.json"), "--probe.config-file=" + probeFile,
+	}, extra...)...)
 	t.Cleanup(sc.close)
 	waitFor(t, "a stalled high watermark", 20*time.Second, func() bool {
 		if g := sc.admin.Snapshot().Groups; len(g) == 0 || len(g[0].Partitions) == 0 || !g[0].Partitions[0].StarvedByReplication {

@@ -7,19 +7,19 @@ import "bytes"
 // logger), all at INFO, so on by default; the texts are the same in 3.9.1,
 // 4.1.1 and 4.4.0 but for the state names and the fetch-timeout line:
 //
-//	INFO [RaftManager id=103] Completed transition to Leader(localVoterNode=…, epoch=2, epochStartOffset=31, …) from CandidateState(…) (org.apache.kafka.raft.QuorumState)
-//	INFO [RaftManager id=101] Completed transition to FollowerState(fetchTimeoutMs=2000, epoch=2, leader=103, …) from UnattachedState(…) (org.apache.kafka.raft.QuorumState)
+//	INFO [RaftManager id=103] Completed transition to Leader(localVoterNode=…, epoch=2, epochStartOffset=31, …) from CandidateState(…) (…QuorumState)
+//	INFO [RaftManager id=101] Completed transition to FollowerState(fetchTimeoutMs=2000, epoch=2, leader=103, …) from UnattachedState(…) (…)
 //	INFO [RaftManager id=101] Transitioning to Prospective state due to fetch timeout (org.apache.kafka.raft.KafkaRaftClient)   (4.x, KIP-996)
 //	INFO [RaftManager id=101] Become candidate due to fetch timeout (org.apache.kafka.raft.KafkaRaftClient)                     (3.x)
-//	INFO [RaftManager id=102] Did not receive fetch request from the majority of the voters within 3000ms. Current fetched voters are [], and voters are … (org.apache.kafka.raft.LeaderState)
-//	INFO [RaftManager id=102] The latest computed high watermark 41 is smaller than the current value 57, which should only happen when voter set membership changes. … (org.apache.kafka.raft.LeaderState)
+//	INFO [RaftManager id=102] Did not receive fetch request from the majority of the voters within 3000ms. Current fetched voters are [], …
+//	INFO [RaftManager id=102] The latest computed high watermark 41 is smaller than the current value 57, which should only happen when …
 //	INFO [RaftManager id=102] Truncated to offset 57 from Fetch response from leader 103 (org.apache.kafka.raft.KafkaRaftClient)
 //
 // and, in controller.log, the controller's view of the quorum's leader:
 //
 //	INFO [QuorumController id=103] Becoming the active controller at epoch 2, next write offset 31.
 //	INFO [QuorumController id=101] In the new epoch 2, the leader is 103.          ("(none)" while the election runs)
-//	WARN [QuorumController id=102] Renouncing the leadership due to a metadata log event. We were the leader at epoch 1, but in the new epoch 2, the leader is 103. …
+//	WARN [QuorumController id=102] Renouncing the leadership due to a metadata log event. We were the leader at epoch 1, but in the new epoch 2, …
 //
 // Not ours: "Attempting durable transition to …" (the same transition, before
 // it is written), "Fully truncated the log at … after downloading snapshot"

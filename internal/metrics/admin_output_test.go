@@ -275,8 +275,10 @@ func TestSparseAndDerivedFamilies(t *testing.T) {
 	}
 	s.Quorum = &poller.Quorum{Unknown: poller.QuorumTimeout}
 	s.TieringRead = true
-	s.Topics[0].Partitions[1].Tiering = &poller.PartitionTiering{LatestTiered: 99, LocalStart: 50, Lag: 400, LagKnown: true,
-		Stalled: true, Cause: poller.TieringHWStalled}
+	s.Topics[0].Partitions[1].Tiering = &poller.PartitionTiering{
+		LatestTiered: 99, LocalStart: 50, Lag: 400, LagKnown: true,
+		Stalled: true, Cause: poller.TieringHWStalled,
+	}
 	perPartition := scrapeText(t, adminSource(newSnapshotSource(s), true))
 	perTopic := scrapeText(t, adminSource(newSnapshotSource(s), false))
 	for _, f := range Families() {

@@ -20,7 +20,8 @@ var (
 		"Exported partitions of tiered topics whose tiering offsets are unknown this refresh, by why.",
 		exposition.Gauge, "reason").
 		WithDoc("With --collector.tiered-storage. Reasons: `request_failed` (ApiVersions or ListOffsets to the leader failed, or no leader), " +
-			"`unsupported` (the leader lists ListOffsets below v9: Kafka before 3.9), `unusable` (the partition answered with an error, counted in admin_answer_errors_total).")
+			"`unsupported` (the leader lists ListOffsets below v9: Kafka before 3.9), " +
+			"`unusable` (the partition answered with an error, counted in admin_answer_errors_total).")
 )
 
 // tieringFamilies are the tiered-storage families of tables built per scrape.

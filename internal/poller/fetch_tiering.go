@@ -154,8 +154,10 @@ func (t *tieringReader) readBroker(ctx context.Context, id int32, known bool, pa
 			for _, i := range idx {
 				got[i].unknown = TieringUnsupported
 			}
-			return brokerTiering{id: id, state: TieringUnsupported,
-				err: fmt.Errorf("broker %d lists ListOffsets up to v%d; the latest tiered offset needs v%d (Kafka 3.9)", id, v, latestTieredVersion)}
+			return brokerTiering{
+				id: id, state: TieringUnsupported,
+				err: fmt.Errorf("broker %d lists ListOffsets up to v%d; the latest tiered offset needs v%d (Kafka 3.9)", id, v, latestTieredVersion),
+			}
 		}
 	}
 	tiered, err := listOffsetsAt(ctx, b, parts, idx, latestTieredTimestamp)
