@@ -35,7 +35,8 @@ const localTieredStorage = "org.apache.kafka.server.log.remote.storage.LocalTier
 // sidecar says tiering is stalled with cause hw_stalled, its tiered offset
 // the one ListOffsets −5 from the test's own client answers; after SIGCONT
 // it clears. Then a transaction left open holds the LSO while the HW moves
-// on: cause lso_stuck, cleared by the abort.
+// on: cause lso_stuck, cleared by the abort. The topic dashboard's tiering row
+// has data in that Prometheus (the alert loop, without tiering, skips it).
 //
 // How: topic tiered RF 3 on [1,2,3], min ISR 2, remote.storage.enable=true, local.retention.ms=1000,
 // segment.bytes 1 MiB; an acks=1 producer of 1 KiB records in batches of 20 (up to 1 MiB/s); brokers with
@@ -126,6 +127,7 @@ func testTiering(t *testing.T, version string) {
 	t.Cleanup(es.Close)
 	s := &sidecars{t: t, es: es}
 	var prom *stack.Prometheus
+	promStarted := time.Now()
 	if _, err := stack.Tool("prometheus"); err != nil {
 		t.Logf("rule checks skipped: %v", err)
 	} else {
@@ -192,6 +194,10 @@ func testTiering(t *testing.T, version string) {
 		return expect(m[1], gauge("kafka_replication_partition_tiered_offset", p, gt(exported))) + noTieringStall(m[1], topic)
 	})
 	t.Logf("tiering moving again, the verdict cleared, %v after the thaw", time.Since(thawed).Round(time.Second))
+	if prom != nil {
+		// The tiering row of the topic dashboard, over the healthy and the stalled tiering.
+		checkDashboardPanels(ctx, t, prom, promStarted, topic, tieringPanel)
+	}
 
 	// A transaction left open: the LSO stays at its first offset while the
 	// HW moves on, and the broker copies nothing above the LSO.
