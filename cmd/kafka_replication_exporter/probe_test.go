@@ -36,7 +36,19 @@ func writeProbeConfig(t testing.TB, path string, targets map[string]string) {
 	for _, name := range slices.Sorted(maps.Keys(targets)) {
 		b.WriteString("  " + name + ":\n    servers: [" + targets[name] + "]\n")
 	}
-	writeFile(t, path, []byte(b.String()), 0o600)
+	replaceFile(t, path, b.String())
+}
+
+// replaceFile puts content at path in one rename, as configuration managers
+// do: the exporter's change check, every 20 ms, could otherwise read a file
+// half written, and a test waiting for its verdict would take the half's.
+func replaceFile(t testing.TB, path, content string) {
+	t.Helper()
+	tmp := path + ".new"
+	writeFile(t, tmp, []byte(content), 0o600)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // startProbeSidecar runs serve with --probe.config-file=cfg in-process, the
@@ -253,7 +265,7 @@ func TestProbeConfigReload(t *testing.T) {
 		return func() bool { _, m := get(h, "/metrics"); return strings.Contains(m, line) }
 	}
 
-	writeFile(t, cfg, []byte("targets:\n  alpha:\n    server: ["+a+"]\n"), 0o600) // a typo: server
+	replaceFile(t, cfg, "targets:\n  alpha:\n    server: ["+a+"]\n") // a typo: server
 	waitFor(t, "the bad file noticed", 10*time.Second, metric("kafka_replication_probe_config_last_reload_successful 0\n"))
 	probeWhenUp(t, h, "alpha")
 	if code, _ := get(h, "/probe?target=beta"); code != http.StatusNotFound {
@@ -271,7 +283,7 @@ func TestProbeConfigReload(t *testing.T) {
 	// the CA file it names appears, which only SIGHUP can tell. Sent on the
 	// channel serve hands to signal.Notify.
 	ca := filepath.Join(filepath.Dir(cfg), "ca.pem")
-	writeFile(t, cfg, []byte("targets:\n  beta:\n    servers: ["+b+"]\n  alpha:\n    servers: ["+a+"]\n    tls: {ca_file: "+ca+"}\n"), 0o600)
+	replaceFile(t, cfg, "targets:\n  beta:\n    servers: ["+b+"]\n  alpha:\n    servers: ["+a+"]\n    tls: {ca_file: "+ca+"}\n")
 	waitFor(t, "the file naming a missing CA noticed", 10*time.Second, metric("kafka_replication_probe_config_last_reload_successful 0\n"))
 	cert, _ := testcert.New(t).WriteFiles(t, filepath.Dir(cfg))
 	if err := os.Rename(cert, ca); err != nil {
