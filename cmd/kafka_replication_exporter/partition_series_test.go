@@ -1,12 +1,8 @@
 package main
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 )
@@ -16,31 +12,10 @@ import (
 // partitions have series of their own (orders/0, stalled; payments/1, being
 // reassigned), the log half's counters are per topic, and the scrape lints.
 func TestUnhealthyPartitionSeriesScrape(t *testing.T) {
-	sc, s := startFixtureSidecar(t, fakeCluster(t), "--kafka.refresh-interval=1s", "--stall.threshold=1ms",
-		"--collector.consumer-groups", "--collector.last-stable-offset", "--collector.partition-series=unhealthy")
-	t.Cleanup(sc.close)
-	waitFor(t, "a stalled high watermark", 20*time.Second, func() bool {
-		for _, tp := range sc.admin.Snapshot().Topics {
-			for _, p := range tp.Partitions {
-				if p.Stalled {
-					return true
-				}
-			}
-		}
-		return false
-	})
-	srv := httptest.NewServer(sc.handler(s))
-	defer srv.Close()
-	resp, err := http.Get(srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-
+	body := scrapeGoldenSetup(t, "--collector.partition-series=unhealthy")
 	unhealthy := map[string]bool{`partition="0",topic="orders"`: true, `partition="1",topic="payments"`: true}
 	perTopic, own := 0, 0
-	for line := range strings.Lines(string(body)) {
+	for line := range strings.Lines(body) {
 		if strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -71,7 +46,7 @@ func TestUnhealthyPartitionSeriesScrape(t *testing.T) {
 	if perTopic == 0 {
 		t.Error("no per-topic series for the healthy partitions")
 	}
-	problems, err := promlint.New(strings.NewReader(string(body))).Lint()
+	problems, err := promlint.New(strings.NewReader(body)).Lint()
 	if err != nil {
 		t.Fatal(err)
 	}
