@@ -68,13 +68,7 @@ func BenchmarkGroupsRefresh100k(b *testing.B) {
 	if n != benchGroups*benchGroupPartitions {
 		b.Fatalf("want %d group partitions, got %d", benchGroups*benchGroupPartitions, n)
 	}
-	cpu := cpuTime()
-	b.ResetTimer()
-	for b.Loop() {
-		a.refresh(context.Background())
-	}
-	b.StopTimer()
-	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
+	benchRefreshes(b, a)
 	reportMemory(b)
 }
 

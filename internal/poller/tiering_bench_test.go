@@ -34,13 +34,7 @@ func BenchmarkAdminRefreshTiering10k(b *testing.B) {
 			if n := exportedPartitions(a); n != topics*parts {
 				b.Fatalf("want %d partitions exported, got %d", topics*parts, n)
 			}
-			cpu := cpuTime()
-			b.ResetTimer()
-			for b.Loop() {
-				a.refresh(context.Background())
-			}
-			b.StopTimer()
-			b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
+			benchRefreshes(b, a)
 			if s := a.Snapshot(); mode == "on" && s.TieringUnknown[TieringKnown] != topics*parts {
 				b.Fatalf("want every partition's tiering known, got %v", s.TieringUnknown)
 			}
