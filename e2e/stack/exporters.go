@@ -86,9 +86,28 @@ func StartExporters(ctx context.Context, c *harness.Cluster, binPath string, ext
 // StartExportersLogged is StartExporters with the output in logName, for a
 // scenario that runs a second set of sidecars beside the first.
 func StartExportersLogged(ctx context.Context, c *harness.Cluster, binPath, logName string, extraArgs ...string) (Exporters, error) {
+	return startExporters(ctx, c.Nodes(), binPath, logName, brokerArgs, extraArgs)
+}
+
+// StartControllerExporters starts the log-only sidecar of every dedicated
+// controller of c, as docs/scope.md runs it: following the controller's
+// server.log (the Raft client's lines) and controller.log, with no
+// --kafka.server (a controller serves no admin API to clients) and no
+// --kafka.broker-id (the id is the one its lines name). extraArgs and the
+// wait are StartExporters'; the output goes to exporter.log in the
+// controller's directory.
+func StartControllerExporters(ctx context.Context, c *harness.Cluster, binPath string, extraArgs ...string) (Exporters, error) {
+	return startExporters(ctx, c.Controllers(), binPath, "exporter.log", controllerArgs, extraArgs)
+}
+
+// startExporters launches a sidecar per node, then waits until every one is
+// ready; on error nothing is left running.
+func startExporters(ctx context.Context, nodes []*harness.Node, binPath, logName string, nodeArgs func(*harness.Node) []string,
+	extraArgs []string,
+) (Exporters, error) {
 	var es Exporters
-	for _, n := range c.Nodes() {
-		e, err := launchExporter(ctx, n, binPath, logName, extraArgs)
+	for _, n := range nodes {
+		e, err := launchExporter(ctx, n, binPath, logName, withOverrides(nodeArgs(n), extraArgs))
 		if err != nil {
 			es.Close()
 			return nil, err
@@ -110,7 +129,7 @@ func StartExportersLogged(ctx context.Context, c *harness.Cluster, binPath, logN
 // restarted sidecar has a new address, which a Prometheus scraping it learns
 // from Prometheus.SetTargets.
 func StartExporter(ctx context.Context, n *harness.Node, binPath string, extraArgs ...string) (*Exporter, error) {
-	e, err := launchExporter(ctx, n, binPath, "exporter.log", extraArgs)
+	e, err := launchExporter(ctx, n, binPath, "exporter.log", withOverrides(brokerArgs(n), extraArgs))
 	if err != nil {
 		return nil, err
 	}
@@ -121,25 +140,10 @@ func StartExporter(ctx context.Context, n *harness.Node, binPath string, extraAr
 	return e, nil
 }
 
-// addressFiles numbers the --web.listen-address-file of every sidecar this
-// process starts: a node may have several, one after the other or at once.
-var addressFiles atomic.Int64
-
-// launchExporter starts a node's sidecar and waits until it has bound its
-// port: port 0 unless extraArgs sets --web.listen-address, so the kernel
-// picks a free port that the exporter holds from then on, and reports it in
-// its --web.listen-address-file. No port is chosen here and bound there,
-// and the address is the sidecar's own, never another server's that took
-// the port.
-func launchExporter(ctx context.Context, n *harness.Node, binPath, logName string, extraArgs []string) (*Exporter, error) {
-	addrFile := filepath.Join(n.Dir, fmt.Sprintf("exporter-%d.addr", addressFiles.Add(1)))
-	if err := os.Remove(addrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err // left by an earlier run in the same KRE_E2E_DIR
-	}
-	args := []string{
-		"serve",
-		"--web.listen-address=127.0.0.1:0",
-		"--web.listen-address-file=" + addrFile,
+// brokerArgs are the flags of a broker's sidecar: its three log files and
+// the admin API of its own broker.
+func brokerArgs(n *harness.Node) []string {
+	return []string{
 		"--log.file=" + filepath.Join(n.LogDir, "server.log"),
 		"--log.file=" + filepath.Join(n.LogDir, "state-change.log"),
 		"--log.file=" + filepath.Join(n.LogDir, "controller.log"),
@@ -149,7 +153,33 @@ func launchExporter(ctx context.Context, n *harness.Node, binPath, logName strin
 		"--stall.threshold=20s",
 		"--log.poll-interval=250ms",
 	}
-	args = withOverrides(args, extraArgs)
+}
+
+// controllerArgs are the flags of a dedicated controller's log-only sidecar.
+func controllerArgs(n *harness.Node) []string {
+	return []string{
+		"--log.file=" + filepath.Join(n.LogDir, "server.log"),
+		"--log.file=" + filepath.Join(n.LogDir, "controller.log"),
+		"--log.poll-interval=250ms",
+	}
+}
+
+// addressFiles numbers the --web.listen-address-file of every sidecar this
+// process starts: a node may have several, one after the other or at once.
+var addressFiles atomic.Int64
+
+// launchExporter starts a node's sidecar with args after serve's own and
+// waits until it has bound its port: port 0 unless args sets
+// --web.listen-address, so the kernel picks a free port that the exporter
+// holds from then on, and reports it in its --web.listen-address-file. No
+// port is chosen here and bound there, and the address is the sidecar's own,
+// never another server's that took the port.
+func launchExporter(ctx context.Context, n *harness.Node, binPath, logName string, args []string) (*Exporter, error) {
+	addrFile := filepath.Join(n.Dir, fmt.Sprintf("exporter-%d.addr", addressFiles.Add(1)))
+	if err := os.Remove(addrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err // left by an earlier run in the same KRE_E2E_DIR
+	}
+	args = withOverrides([]string{"serve", "--web.listen-address=127.0.0.1:0", "--web.listen-address-file=" + addrFile}, args)
 	p, err := startProcess(fmt.Sprintf("exporter %d", n.ID), filepath.Join(n.Dir, logName), binPath, args...)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package stack
 import (
 	"slices"
 	"testing"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
 )
 
 func TestWithOverrides(t *testing.T) {
@@ -14,5 +16,15 @@ func TestWithOverrides(t *testing.T) {
 	}
 	if got := withOverrides(args, nil); !slices.Equal(got, args) {
 		t.Errorf("no extra args changed the defaults: %q", got)
+	}
+}
+
+// A dedicated controller's sidecar is log-only, as docs/scope.md runs it:
+// no admin API, no broker id, and the two files a controller writes to.
+func TestControllerArgs(t *testing.T) {
+	n := &harness.Node{ID: 101, Role: harness.RoleController, LogDir: "/logs", ControllerAddr: "127.0.0.1:9101"}
+	want := []string{"--log.file=/logs/server.log", "--log.file=/logs/controller.log", "--log.poll-interval=250ms"}
+	if got := controllerArgs(n); !slices.Equal(got, want) {
+		t.Errorf("controllerArgs = %q\nwant %q", got, want)
 	}
 }

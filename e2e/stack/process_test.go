@@ -150,7 +150,7 @@ func TestLaunchExporterReadsTheBoundAddress(t *testing.T) {
 	n := &harness.Node{ID: 1, Dir: dir, LogDir: dir, BrokerAddr: "127.0.0.1:1"}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	e, err := launchExporter(ctx, n, bin, "exporter.log", nil)
+	e, err := launchExporter(ctx, n, bin, "exporter.log", brokerArgs(n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestLaunchExporterReadsTheBoundAddress(t *testing.T) {
 
 	t.Setenv("KRE_FAKE_EXIT", "1")
 	start := time.Now()
-	_, err = launchExporter(ctx, n, bin, "exporter.log", nil)
+	_, err = launchExporter(ctx, n, bin, "exporter.log", brokerArgs(n))
 	if err == nil || !strings.Contains(err.Error(), "unknown long flag") {
 		t.Fatalf("an exporter that exits at once: %v, want its output", err)
 	}
