@@ -421,7 +421,7 @@ func TestVerifyMetadataHWRegression(t *testing.T) {
 		t.Errorf("want 7 checks (2 leaderships, 5 lines), 3 regressions (current HW 57, 60, 60 again in a new leadership), got %+v", ir)
 	}
 
-	for _, v := range []string{"4.4.0", "3.9.1"} {
+	for _, v := range []string{"4.4.0", "3.9.1", "4.1.1"} {
 		code, rep := verifyJSON(t, "../../internal/logparse/testdata/real-"+v+"-quorum-new-leader.log")
 		if ir := invariantOf(rep, "metadata_hw_monotonic"); code != exitOK || ir.Status != statusPassed || ir.Checked < 1 {
 			t.Errorf("%s: want the real election's leadership checked and passing, got exit %d %+v", v, code, ir)

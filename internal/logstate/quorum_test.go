@@ -32,7 +32,7 @@ func transitions(q QuorumNode) map[string]uint64 {
 	return m
 }
 
-// The real election of the e2e capture (4.4.0): controller 103 followed 102
+// The real elections of the e2e captures. 4.4.0: controller 103 followed 102
 // in epoch 1, timed out on its fetches when 102 was killed and won epoch 2.
 // Its server.log and controller.log both announce each epoch's leader: an
 // election counts once.
@@ -45,6 +45,9 @@ func TestStoreCountsARealElectionOnce(t *testing.T) {
 	}{
 		{"4.4.0", 103, map[string]uint64{"unattached": 4, "prospective": 3, "follower": 1, "candidate": 1, "leader": 1}, 2},
 		{"3.9.1", 103, map[string]uint64{"unattached": 3, "candidate": 5, "follower": 1, "leader": 1, "resigned": 1}, 2},
+		// 102 followed 103 in epoch 1, timed out when 103 was killed, lost
+		// epoch 2 (a split vote) and won epoch 3.
+		{"4.1.1", 102, map[string]uint64{"unattached": 3, "prospective": 2, "follower": 1, "candidate": 2, "leader": 1}, 2},
 	} {
 		s := NewStore(nil)
 		var files []*LogFile
