@@ -205,9 +205,10 @@ func (r *hwReadings) lastStep() (int64, bool) {
 
 func seconds(ns int64) float64 { return max(float64(ns), 0) / 1e9 }
 
-// newGroupHistory is the HW history when consumer groups are read, else nil.
+// newGroupHistory is the HW history when consumer or share groups are read,
+// else nil.
 func newGroupHistory(cfg *Config) *hwHistory {
-	if !cfg.Groups.Enabled {
+	if !cfg.Groups.Enabled && !cfg.Groups.Share {
 		return nil
 	}
 	h := newHWHistory()
