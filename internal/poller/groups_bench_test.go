@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/fakekafka"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
@@ -115,4 +116,33 @@ func heapInUse() int64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapInuse)
+}
+
+// BenchmarkShareGroupsRefresh100k is BenchmarkGroupsRefresh100k with share
+// groups: the same 20 groups' positions, as share-partition start offsets.
+func BenchmarkShareGroupsRefresh100k(b *testing.B) {
+	c := benchCluster(b)
+	total := benchTopics * benchPartsPerTopic
+	for g := range benchGroups {
+		offsets := make(map[logparse.PartitionKey]int64, benchGroupPartitions)
+		for i := range benchGroupPartitions {
+			at := (g*total/benchGroups + i) % total
+			offsets[logparse.PartitionKey{Topic: fmt.Sprintf("topic-%03d", at/benchPartsPerTopic), Partition: int32(at % benchPartsPerTopic)}] = 0
+		}
+		fakekafka.SetShareOffsets(b, c.ListenAddrs(), fmt.Sprintf("share-%02d", g), offsets)
+	}
+	a, _ := newTestPoller(b, c.ListenAddrs(), -1, ScopeCluster, Options{}, func(cfg *Config) {
+		withShareGroups(".*", "")(cfg)
+		cfg.RequestTimeout = 30 * time.Second // as BenchmarkGroupsRefresh100k
+	})
+	a.refresh(context.Background())
+	n := 0
+	for _, g := range a.Snapshot().ShareGroups {
+		n += len(g.Partitions)
+	}
+	if n != benchGroups*benchGroupPartitions {
+		b.Fatalf("want %d share-group partitions, got %d", benchGroups*benchGroupPartitions, n)
+	}
+	benchRefreshes(b, a)
+	reportMemory(b)
 }
