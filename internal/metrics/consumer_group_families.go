@@ -58,7 +58,8 @@ var groupPartitionColumns = positionColumns("consumer_group", exposition.NewFami
 // the HW it has read up to.
 func positionColumns(prefix string, offset *exposition.Family, offsetName, why string) []exposition.RowColumn[groupPartitionRow] {
 	return []exposition.RowColumn[groupPartitionRow]{
-		column(offset, func(r groupPartitionRow) (float64, bool) { return float64(r.p.Committed), true }),
+		// A deduced position's offset was not read: only its verdict holds.
+		column(offset, func(r groupPartitionRow) (float64, bool) { return float64(r.p.Committed), !r.p.Deduced }),
 		column(exposition.NewFamily(prefix+"_lag_to_high_watermark",
 			"High watermark minus the group's "+offsetName+", never negative: records the group could read and has not (the consumer's share of the lag).",
 			exposition.Gauge, groupPartitionLabels...).WithDoc(absentUnanswered),

@@ -33,6 +33,7 @@ type builder struct {
 	logDirs       logDirWatch         // the log directories last answered (fetch_logdirs.go)
 	reassign      reassignments       // the last refresh's reassignments (setReassignment)
 	noTopicIDs    bool                // the last snapshot had topics without an id (warnTopicIDs)
+	shareStarved  shareStarvedWatch   // the share groups' starved positions (build_share_groups.go)
 }
 
 func newBuilder(cfg *Config, logs LogStore, logger *slog.Logger) builder {

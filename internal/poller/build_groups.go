@@ -59,6 +59,7 @@ func (b *builder) buildGroups(snap *Snapshot, p *refreshPlan, got *fetched, now 
 		snap.ShareGroupsListed, snap.ShareGroupsUnread = got.shareGroups.listed, got.shareGroups.unread
 		snap.ShareGroupBrokers = got.shareGroups.brokers
 		snap.ShareGroups = b.groupPositions(snap, p, reads, now)
+		b.carryStarved(snap)
 	}
 }
 

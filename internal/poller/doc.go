@@ -48,6 +48,7 @@
 //	fetch.go         stage 3: the fetchers, run concurrently
 //	build.go         stage 4: the snapshot
 //	build_groups.go  stage 4: the consumer and share groups of the snapshot
+//	build_share_groups.go stage 4: a starved share group kept starved while its start offsets cannot be read
 //	build_lso.go     stage 4: each LSO against its HW, and since when it holds read_committed consumers back
 //	build_tiering.go stage 4: each tiered partition's lag, and whether a stuck HW or LSO stalls its tiering
 //	refresh.go       one refresh: the stages in order

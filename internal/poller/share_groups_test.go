@@ -106,3 +106,39 @@ func TestShareGroupsUnsupported(t *testing.T) {
 		t.Errorf("unsupported counted as %d request errors", s.RequestErrors[RequestListShareGroups])
 	}
 }
+
+// TestShareGroupsStarvedWhileUnread: a share group starved at a stalled HW
+// stays starved (Deduced, with no start offset) while its coordinator
+// cannot answer its start offsets — its share state under min ISR, as the
+// same frozen followers cause — and until the HW moves; a group that was
+// not starved is not deduced to be.
+func TestShareGroupsStarvedWhileUnread(t *testing.T) {
+	f := fakekafka.New(t)
+	f.CreateTopic("orders", nil, 0)
+	f.SetOffsets(key("orders", 0), fakekafka.Offsets{HW: 50, LEO: 80})
+	f.SetShareOffsets("shipping", map[logparse.PartitionKey]int64{key("orders", 0): 50})
+	f.SetShareOffsets("slow", map[logparse.PartitionKey]int64{key("orders", 0): 20})
+	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, withShareGroups(".*", ""))
+	a.refresh(context.Background())
+	clock.Advance(3 * time.Minute)
+	a.refresh(context.Background())
+	expect(t, "stalled", shareGroupTable(a.Snapshot()),
+		"brokers [3 0 0] listed 2 unread [0 0 0]: shipping: orders/0=50 0 30 true 0 slow: orders/0=20 30 30 false 180")
+
+	f.FailRequests(func(k kmsg.Key, _ int32) bool { return k == kmsg.DescribeShareGroupOffsets })
+	f.SetOffsets(key("orders", 0), fakekafka.Offsets{HW: 50, LEO: 90})
+	for range 2 {
+		clock.Advance(15 * time.Second)
+		a.refresh(context.Background())
+		s := a.Snapshot()
+		expect(t, "unread, HW still stalled", shareGroupTable(s), "brokers [3 0 0] listed 2 unread [0 2 0]: shipping: orders/0=50 0 40 true 0")
+		if !s.ShareGroups[0].Partitions[0].Deduced {
+			t.Errorf("want the carried position marked Deduced")
+		}
+	}
+
+	f.SetOffsets(key("orders", 0), fakekafka.Offsets{HW: 60, LEO: 90})
+	clock.Advance(15 * time.Second)
+	a.refresh(context.Background())
+	expect(t, "unread, HW moved", shareGroupTable(a.Snapshot()), "brokers [3 0 0] listed 2 unread [0 2 0]:")
+}

@@ -108,4 +108,8 @@ type GroupPartition struct {
 	// Behind: LagSeconds is at least the stall threshold, the group's
 	// share of an unhealthy state (--collector.partition-series=unhealthy).
 	Behind bool
+	// Deduced: a share group's position not read this refresh, starved at
+	// the last one at the same stalled HW, so starved still
+	// (build_share_groups.go); only StarvedByReplication and AboveHW hold.
+	Deduced bool
 }
