@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,6 +50,9 @@ type Kafka struct {
 	logDirAsked []*kmsg.DescribeLogDirsRequest
 	// delays hold requests of a key before the broker handles them.
 	delays map[kmsg.Key]time.Duration
+	// shares, once SetShareOffsets is called, answers DescribeShareGroupOffsets
+	// (kfake's lag counts its own log, not the canned HWs).
+	shares map[string]map[logparse.PartitionKey]int64
 	// fail, when set, says which requests fail (FailRequests).
 	fail func(key kmsg.Key, broker int32) bool
 	// quorum, when set, answers DescribeQuorum, and apiVersions (kfake's
@@ -103,7 +107,55 @@ func New(t testing.TB, opts ...kfake.Opt) *Kafka {
 	f.install()
 	f.installCanned()
 	f.installLogDirs()
+	f.installShares()
 	return f
+}
+
+// installShares answers DescribeShareGroupOffsets from the start offsets
+// SetShareOffsets set, with v1's lag against the canned HW: HW − start,
+// never negative.
+func (f *Kafka) installShares() {
+	c := f.C
+	c.ControlKey(int16(kmsg.DescribeShareGroupOffsets), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.shares == nil {
+			return nil, nil, false
+		}
+		f.requests[kmsg.DescribeShareGroupOffsets]++ // handled here, so not counted by install's control
+		req := kreq.(*kmsg.DescribeShareGroupOffsetsRequest)
+		resp := req.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
+		for _, rg := range req.Groups {
+			g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
+			g.GroupID = rg.GroupID
+			starts, ok := f.shares[rg.GroupID]
+			if !ok {
+				g.ErrorCode = kerr.GroupIDNotFound.Code
+			}
+			byTopic := make(map[string]int)
+			for _, k := range slices.SortedFunc(maps.Keys(starts), func(a, b logparse.PartitionKey) int {
+				return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+			}) {
+				at, seen := byTopic[k.Topic]
+				if !seen {
+					at = len(g.Topics)
+					byTopic[k.Topic] = at
+					t := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
+					t.Topic = k.Topic
+					g.Topics = append(g.Topics, t)
+				}
+				p := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
+				p.Partition, p.StartOffset = k.Partition, starts[k]
+				if o := f.offsets[k]; req.Version >= 1 && o != nil {
+					p.Lag = max(o.HW-starts[k], 0)
+				}
+				g.Topics[at].Partitions = append(g.Topics[at].Partitions, p)
+			}
+			resp.Groups = append(resp.Groups, g)
+		}
+		return resp, nil, true
+	})
 }
 
 func (f *Kafka) install() {
@@ -493,6 +545,12 @@ func (f *Kafka) CommitOffsets(group string, offsets map[logparse.PartitionKey]in
 func (f *Kafka) SetShareOffsets(group string, offsets map[logparse.PartitionKey]int64) {
 	f.t.Helper()
 	SetShareOffsets(f.t, f.C.ListenAddrs(), group, offsets)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.shares == nil {
+		f.shares = make(map[string]map[logparse.PartitionKey]int64)
+	}
+	f.shares[group] = maps.Clone(offsets)
 }
 
 // SetShareOffsets is Kafka.SetShareOffsets for any cluster at addrs.

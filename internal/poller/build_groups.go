@@ -45,6 +45,7 @@ type rankedOffset struct {
 	rank      int
 	p         *groupedPartition
 	committed int64
+	lag       int64 // groupOffset.lag
 }
 
 // buildGroups adds the consumer groups and the share groups the refresh
@@ -87,7 +88,7 @@ func (b *builder) groupPositions(snap *Snapshot, p *refreshPlan, reads []groupRe
 				}
 			}
 			if at.s != nil {
-				offsets = append(offsets, rankedOffset{at.rank, at, o.committed})
+				offsets = append(offsets, rankedOffset{at.rank, at, o.committed, o.lag})
 			}
 		}
 		slices.SortFunc(offsets, func(x, y rankedOffset) int { return cmp.Compare(x.rank, y.rank) })
@@ -102,7 +103,14 @@ func (b *builder) groupPositions(snap *Snapshot, p *refreshPlan, reads []groupRe
 			}
 			if s.HWKnown && s.LEOKnown {
 				gp.AboveHWKnown, gp.AboveHW = true, max(s.LEO-s.HW, 0)
-				gp.StarvedByReplication = s.Stalled && caughtUp(at.readings, b.history.caughtUpWithinOrZero(), o.committed, s.HW)
+				caught := caughtUp(at.readings, b.history.caughtUpWithinOrZero(), o.committed, s.HW)
+				if o.lag >= 0 {
+					// Kafka's own word: a share group's start offset stays below
+					// the HW when caught up (seen 1 below on 4.4.0), and the
+					// HW's last advance can span a slow group's whole lag.
+					caught = o.lag == 0
+				}
+				gp.StarvedByReplication = s.Stalled && caught
 			}
 			cg.Partitions = append(cg.Partitions, gp)
 		}

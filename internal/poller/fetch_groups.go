@@ -51,6 +51,10 @@ type groupRead struct {
 type groupOffset struct {
 	at        int32
 	committed int64
+	// lag is Kafka's own lag of a share-partition (DescribeShareGroupOffsets
+	// v1, Kafka 4.2): the records below the HW not yet acknowledged; -1
+	// where Kafka does not say (consumer groups, v0).
+	lag int64
 }
 
 // groupsRead is what the fetcher read: the groups, and how many of those
@@ -316,7 +320,7 @@ func (c *coordinatorRead) offsetFetch(group []groupRead) error {
 					continue
 				}
 				if at, ok := c.exportedAt[logparse.PartitionKey{Topic: topic, Partition: part}]; ok {
-					g.offsets = append(g.offsets, groupOffset{at: at, committed: blk.Offset})
+					g.offsets = append(g.offsets, groupOffset{at: at, committed: blk.Offset, lag: -1})
 				}
 			}
 		}

@@ -240,7 +240,7 @@ func (c *shareCoordinatorRead) describeBatch(ctx context.Context, r *round, b *k
 					continue
 				}
 				if at, ok := c.exportedAt[logparse.PartitionKey{Topic: t.Topic, Partition: p.Partition}]; ok {
-					g.offsets = append(g.offsets, groupOffset{at: at, committed: p.StartOffset})
+					g.offsets = append(g.offsets, groupOffset{at: at, committed: p.StartOffset, lag: p.Lag})
 				}
 			}
 		}
