@@ -26,8 +26,11 @@ func hasShareGroups(version string) bool { return !strings.HasPrefix(version, "3
 // otherwise cost the cluster 150 replicas. Its min ISR is 1, not Kafka's 2,
 // so that freezing both followers starves the data partition but not the
 // share state: under min ISR 2 the share-state partition's HW stalls as the
-// data partition's does, and Kafka then answers neither DescribeShareGroupOffsets
-// (v0 nor v1, nothing within 10 s) nor the slow group's acknowledgements.
+// data partition's does, and Kafka 4.4.0 then answers DescribeShareGroupOffsets
+// (v0 and v1) only after 63–70 s, with start offset -1, lag -1 and no error
+// code (server.log: "Exhausted max retries for read state summary RPC"), and
+// fails the slow group's acknowledgements (write state RPC:
+// CoordinatorNotAvailableException).
 var shareBrokerConfig = map[string]string{
 	"share.coordinator.state.topic.num.partitions": "3",
 	"share.coordinator.state.topic.min.isr":        "1",
