@@ -8,7 +8,8 @@ import (
 
 // consumersRow is "Consumer impact": who is hurt and whose fault it is. Its
 // panels need --collector.consumer-groups (the LSO gap
-// --collector.last-stable-offset) and stay empty without.
+// --collector.last-stable-offset, the share groups --collector.share-groups)
+// and stay empty without.
 func consumersRow() *dashboard.RowBuilder {
 	return dashboard.NewRowBuilder("Consumer impact").
 		WithPanel(steps("Consumer groups starved by replication",
@@ -32,6 +33,20 @@ func consumersRow() *dashboard.RowBuilder {
 			"s", 12, 8,
 			query(fmt.Sprintf(`max by (group, topic) (kafka_replication_consumer_group_lag_seconds{%s})`, topicSel), "{{group}} {{topic}}"),
 		)).
+		WithPanel(steps("Share groups starved by replication",
+			"Partitions on which the share group has acknowledged everything up to the high watermark while the high watermark is stalled with records above it "+
+				"(KafkaShareGroupStarvedByReplication). Needs --collector.share-groups.",
+			"short", 12, 8,
+			query(fmt.Sprintf(`sum by (group, topic) (kafka_replication_share_group_starved_by_replication{%[1]s})`+
+				` or 0 * sum by (group, topic) (kafka_replication_share_group_start_offset{%[1]s})`, topicSel), "{{group}} {{topic}}"),
+		)).
+		WithPanel(timeSeries("Share groups: lag to HW vs records above HW",
+			"Per share group and topic: records not yet acknowledged below the high watermark (the consumers' share) against records written that no "+
+				"consumer can read yet (replication's share). Needs --collector.share-groups.",
+			"short", 12, 8,
+			query(fmt.Sprintf(`sum by (group, topic) (kafka_replication_share_group_lag_to_high_watermark{%s})`, topicSel), "{{group}} {{topic}} lag to HW"),
+			query(fmt.Sprintf(`sum by (group, topic) (kafka_replication_share_group_records_above_high_watermark{%s})`, topicSel), "{{group}} {{topic}} above HW"),
+		).Decimals(0)).
 		WithPanel(timeSeries("Last stable offset gap (HW − LSO)",
 			"Records read_uncommitted consumers can read and read_committed consumers (Kafka Streams, exactly-once pipelines) cannot yet: above 0 while a "+
 				"transaction is open, growing while one hangs. Worst partition per topic. Needs --collector.last-stable-offset.",

@@ -14,7 +14,11 @@ func TestConsumerImpactRow(t *testing.T) {
 		"Lag to HW vs records above HW": {
 			"kafka_replication_consumer_group_lag_to_high_watermark", "kafka_replication_consumer_group_records_above_high_watermark",
 		},
-		"Consumer lag (seconds)":            {"kafka_replication_consumer_group_lag_seconds"},
+		"Consumer lag (seconds)":              {"kafka_replication_consumer_group_lag_seconds"},
+		"Share groups starved by replication": {"kafka_replication_share_group_starved_by_replication"},
+		"Share groups: lag to HW vs records above HW": {
+			"kafka_replication_share_group_lag_to_high_watermark", "kafka_replication_share_group_records_above_high_watermark",
+		},
 		"Last stable offset gap (HW − LSO)": {"kafka_replication_partition_high_watermark", "kafka_replication_partition_last_stable_offset"},
 	}
 	inRow := false

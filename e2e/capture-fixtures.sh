@@ -17,7 +17,7 @@ root=${KRE_E2E_DIR:-$(mktemp -d /tmp/kre-capture-XXXXXX)}
 if [ -z "${SKIP_RUN:-}" ]; then
 	alt=$(echo "$versions" | sed 's/\./\\./g; s/ /|/g')
 	KRE_E2E_DIR=$root go test ./e2e/ -run "^(TestReplication|TestUncleanElection)\$/^($alt)\$" -count=1 -timeout 30m
-	KRE_E2E_DIR=$root KRE_E2E_CAPTURE_QUORUM=1 go test ./e2e/ -run "^TestMetadataQuorumElectionCapture\$/^($alt)\$" -count=1 -timeout 15m
+	KRE_E2E_DIR=$root KRE_E2E_CAPTURE_QUORUM=1 go test ./e2e/ -run "^(TestMetadataQuorumElectionCapture|TestMetadataQuorumResignCapture)\$/^($alt)\$" -count=1 -timeout 15m
 fi
 
 go build -o "$root/trimlog" ./e2e/internal/trimlog
@@ -78,6 +78,13 @@ for v in $versions; do
 		trim "$out-quorum-old-leader.log" -cluster "$q" -topics '^$' $(logs "$q" "$old" server.log)
 		trim "$out-quorum-controller.log" -cluster "$q" -topics '^$' $(logs "$q" "$new" controller.log)
 		trim "$out-quorum-broker.log" -cluster "$q" -topics '^$' $(logs "$q" 1 server.log)
+	fi
+	# The two other voters frozen until the leader resigned for want of
+	# their fetches: the test names the leader first in quorum-resign.txt.
+	q=$root/TestMetadataQuorumResignCapture_$v
+	if [ -f "$q/quorum-resign.txt" ]; then
+		read -r leader _ <"$q/quorum-resign.txt"
+		trim "$out-quorum-resign.log" -cluster "$q" -topics '^$' $(logs "$q" "$leader" server.log)
 	fi
 done
 wc -l internal/logparse/testdata/real-*.log

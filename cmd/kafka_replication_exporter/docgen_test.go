@@ -24,12 +24,12 @@ import (
 )
 
 const (
-	readmePath     = "../../README.md"
 	flagsDocPath   = "../../docs/flags.md"
 	metricsDocPath = "../../docs/metrics.md"
 	rulesPath      = "../../alerts/kafka-replication.rules.yml"
-	// runbookLink is relative to README.md, where the alerts table is.
-	runbookLink = "alerts/runbook.md"
+	alertsDocPath  = "../../alerts/README.md"
+	// runbookLink is relative to alerts/README.md, where the alerts table is.
+	runbookLink = "runbook.md"
 )
 
 // The package has one -update flag for all its golden files (e2e_test.go
@@ -134,7 +134,7 @@ func TestReadmeTables(t *testing.T) {
 	}{
 		{flagsDocPath, "FLAGS", flagsMarkdown(newApp().app)},
 		{metricsDocPath, "METRICS", metricsMarkdown(append(familyRows(), built...))},
-		{readmePath, "ALERTS", alerts},
+		{alertsDocPath, "ALERTS", alerts},
 	} {
 		checkGeneratedBlock(t, page.path, page.block, page.body)
 	}

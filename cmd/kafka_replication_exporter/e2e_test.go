@@ -24,6 +24,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/fakekafka"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
 
 var update = flag.Bool("update", false, "rewrite internal/metrics/fixtures/e2e-output.txt from this run")
@@ -136,6 +139,10 @@ func fakeCluster(t *testing.T) string {
 	// The group billing has read everything it can: on orders/0, whose HW
 	// is stalled below two records, it is starved by replication.
 	commitGroup(t, addr, "billing", "orders", map[int32]int64{0: 5, 1: 3})
+	// The share group shipping has acknowledged everything on orders/0
+	// (starved) and on orders/1, which is healthy.
+	fakekafka.SetShareOffsets(t, c.ListenAddrs(), "shipping",
+		map[logparse.PartitionKey]int64{{Topic: "orders", Partition: 0}: 5, {Topic: "orders", Partition: 1}: 3})
 	offlineReplica(t, c, "payments", 2, 1)
 	metadataQuorum(t, c)
 	return addr
@@ -339,7 +346,7 @@ func filterExposition(t *testing.T, r io.Reader) string {
 // internal/metrics/fixtures/e2e-output.txt. The alert and dashboard tests check every
 // metric name they use against that file, so it is the contract of the exporter.
 func TestEndToEndScrape(t *testing.T) {
-	body := scrapeGoldenSetup(t, "--collector.tiered-storage")
+	body := scrapeGoldenSetup(t, "--collector.tiered-storage", "--collector.share-groups")
 	got := filterExposition(t, strings.NewReader(body))
 	if *update {
 		if err := os.WriteFile(e2eGolden, []byte(got), 0o644); err != nil {

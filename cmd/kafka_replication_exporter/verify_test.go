@@ -421,10 +421,21 @@ func TestVerifyMetadataHWRegression(t *testing.T) {
 		t.Errorf("want 7 checks (2 leaderships, 5 lines), 3 regressions (current HW 57, 60, 60 again in a new leadership), got %+v", ir)
 	}
 
-	for _, v := range []string{"4.4.0", "3.9.1", "4.1.1"} {
-		code, rep := verifyJSON(t, "../../internal/logparse/testdata/real-"+v+"-quorum-new-leader.log")
-		if ir := invariantOf(rep, "metadata_hw_monotonic"); code != exitOK || ir.Status != statusPassed || ir.Checked < 1 {
-			t.Errorf("%s: want the real election's leadership checked and passing, got exit %d %+v", v, code, ir)
+	// The resignation captures: a leader that lost its majority, resigned
+	// and was leader again checks both leaderships, and neither regresses.
+	for _, c := range []struct {
+		fixture     string
+		leaderships int64
+	}{
+		{"4.4.0-quorum-new-leader", 1},
+		{"3.9.1-quorum-new-leader", 1},
+		{"4.1.1-quorum-new-leader", 1},
+		{"4.4.0-quorum-resign", 2},
+		{"3.9.1-quorum-resign", 2},
+	} {
+		code, rep := verifyJSON(t, "../../internal/logparse/testdata/real-"+c.fixture+".log")
+		if ir := invariantOf(rep, "metadata_hw_monotonic"); code != exitOK || ir.Status != statusPassed || ir.Checked != c.leaderships {
+			t.Errorf("%s: want %d real leaderships checked and passing, got exit %d %+v", c.fixture, c.leaderships, code, ir)
 		}
 	}
 }

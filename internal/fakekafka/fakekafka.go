@@ -486,3 +486,77 @@ func (f *Kafka) CommitOffsets(group string, offsets map[logparse.PartitionKey]in
 		}
 	}
 }
+
+// SetShareOffsets sets the share-partition start offsets of share group
+// (created if need be, and then listed by its coordinator) with
+// AlterShareGroupOffsets, as kafka-share-groups.sh --reset-offsets does.
+func (f *Kafka) SetShareOffsets(group string, offsets map[logparse.PartitionKey]int64) {
+	f.t.Helper()
+	SetShareOffsets(f.t, f.C.ListenAddrs(), group, offsets)
+}
+
+// SetShareOffsets is Kafka.SetShareOffsets for any cluster at addrs.
+func SetShareOffsets(t testing.TB, addrs []string, group string, offsets map[logparse.PartitionKey]int64) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+	req.GroupID = group
+	at := make(map[string]int)
+	for k, o := range offsets {
+		i, ok := at[k.Topic]
+		if !ok {
+			i = len(req.Topics)
+			at[k.Topic] = i
+			rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+			rt.Topic = k.Topic
+			req.Topics = append(req.Topics, rt)
+		}
+		p := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
+		p.Partition, p.StartOffset = k.Partition, o
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		t.Fatalf("alter share group offsets of %s: %v", group, err)
+	}
+	for _, rt := range resp.Topics {
+		for _, p := range rt.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				t.Fatalf("alter share group offsets of %s on %s/%d: %v", group, rt.Topic, p.Partition, err)
+			}
+		}
+	}
+}
+
+// SetFeature sets the cluster's finalized level of feature name (0 turns it
+// off) with UpdateFeatures, as kafka-features.sh does.
+func (f *Kafka) SetFeature(name string, level int16) {
+	f.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(f.C.ListenAddrs()...))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrUpdateFeaturesRequest()
+	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	u.Feature, u.MaxVersionLevel, u.UpgradeType = name, level, 3 // 3: unsafe downgrade, so any level goes
+	req.FeatureUpdates = append(req.FeatureUpdates, u)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		f.t.Fatalf("update feature %s to %d: %v", name, level, err)
+	}
+}

@@ -5,7 +5,8 @@ import "bytes"
 // The KRaft metadata log as its Raft client logs it, in server.log of every
 // node (controllers and brokers: org.apache.kafka.raft goes to the root
 // logger), all at INFO, so on by default; the texts are the same in 3.9.1,
-// 4.1.1 and 4.4.0 but for the state names and the fetch-timeout line:
+// 4.1.1 and 4.4.0 but for the state names, the fetch-timeout line and the
+// voters the majority-lost line ends with (3.9.1 prints a stream object):
 //
 //	INFO [RaftManager id=103] Completed transition to Leader(localVoterNode=…, epoch=2, epochStartOffset=31, …) from CandidateState(…) (…QuorumState)
 //	INFO [RaftManager id=101] Completed transition to FollowerState(fetchTimeoutMs=2000, epoch=2, leader=103, …) from UnattachedState(…) (…)

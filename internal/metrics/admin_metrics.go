@@ -102,6 +102,9 @@ func (m *AdminMetrics) Tables() ([]*exposition.Table, func()) {
 	if s.Groups != nil {
 		tables = append(tables, groupTables(s)...)
 	}
+	if s.ShareGroups != nil {
+		tables = append(tables, shareGroupTables(s)...)
+	}
 	if m.series == TopicSeries {
 		if s.StableOffsets != nil {
 			tables = append(tables, stableOffsetRollup(s, nil))
@@ -122,7 +125,10 @@ func (m *AdminMetrics) Tables() ([]*exposition.Table, func()) {
 		unhealthy = sync.OnceValue(func() map[partitionKey]bool { return unhealthyPartitions(s) })
 	}
 	if s.Groups != nil {
-		tables = append(tables, groupPartitionTable(s, unhealthy))
+		tables = append(tables, groupPartitionTable(s.Groups, groupPartitionColumns, unhealthy))
+	}
+	if s.ShareGroups != nil {
+		tables = append(tables, groupPartitionTable(s.ShareGroups, shareGroupPartitionColumns, unhealthy))
 	}
 	if s.StableOffsets != nil {
 		tables = append(tables, stableOffsetTables(s, unhealthy)...)

@@ -269,6 +269,9 @@ func TestSparseAndDerivedFamilies(t *testing.T) {
 		{Topic: "orders", Partition: 2, Committed: 50, HWKnown: true, AboveHW: 30, AboveHWKnown: true, StarvedByReplication: true},
 		{Topic: "orders", Partition: 3, Committed: 50, HWKnown: true, AboveHWKnown: true},
 	}}}
+	s.ShareGroups = []poller.ConsumerGroup{{Name: "shipping", Partitions: []poller.GroupPartition{
+		{Topic: "orders", Partition: 2, Committed: 50, HWKnown: true, AboveHW: 30, AboveHWKnown: true, StarvedByReplication: true},
+	}}}
 	s.StableOffsets = []poller.StableOffset{
 		{Topic: "orders", Partition: 2, LSO: 40, HWKnown: true, LagSeconds: 400, Stalled: true},
 		{Topic: "orders", Partition: 3, LSO: 9, HWKnown: true},

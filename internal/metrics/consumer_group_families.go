@@ -45,36 +45,45 @@ type groupPartitionRow struct {
 	p     *poller.GroupPartition
 }
 
-// groupPartitionColumns are the families per group and exported partition
-// (only with partition labels).
-var groupPartitionColumns = []exposition.RowColumn[groupPartitionRow]{
-	column(exposition.NewFamily("consumer_group_committed_offset",
-		"Offset the consumer group committed on the partition (OffsetFetch).", exposition.Gauge, groupPartitionLabels...),
-		func(r groupPartitionRow) (float64, bool) { return float64(r.p.Committed), true }),
-	column(exposition.NewFamily("consumer_group_lag_to_high_watermark",
-		"High watermark minus the group's committed offset, never negative: records the group could read and has not (the consumer's share of the lag).",
-		exposition.Gauge, groupPartitionLabels...).WithDoc(absentUnanswered),
-		func(r groupPartitionRow) (float64, bool) { return float64(r.p.LagToHW), r.p.HWKnown }),
-	column(exposition.NewFamily("consumer_group_records_above_high_watermark",
-		"Leader log end offset minus high watermark: records written that no consumer of the group can read yet (replication's share of the lag).",
-		exposition.Gauge, groupPartitionLabels...).WithDoc(absentUnanswered),
-		func(r groupPartitionRow) (float64, bool) { return float64(r.p.AboveHW), r.p.AboveHWKnown }),
-	column(exposition.NewFamily("consumer_group_starved_by_replication",
-		"1 if the group is caught up to the high watermark while the partition's high watermark is stalled with records above it (KAFKA-15583).",
-		exposition.Gauge, groupPartitionLabels...).
-		WithDoc("Decided with `kafka_replication_partition_high_watermark_stalled`. Caught up: the committed offset is at the HW, within its last advance, "+
-			"or passed by the HW at most --kafka.refresh-interval plus 10s before that advance was read "+
-			"(the group's last commits can fail while the offsets topic is under min ISR too). Absent when the leader's HW or LEO did not answer the last refresh.").
-		MarkSparse(),
-		func(r groupPartitionRow) (float64, bool) {
-			return b2f(r.p.StarvedByReplication), r.p.AboveHWKnown
-		}),
-	column(exposition.NewFamily("consumer_group_lag_seconds",
-		"Age of the oldest record the group can read and has not: seconds since the high watermark passed the group's committed offset, "+
-			"from the exporter's own high watermark readings; 0 when caught up.",
-		exposition.Gauge, groupPartitionLabels...).
-		WithDoc("Interpolated between up to 24 distinct high watermarks read, thinned as they age; see the README for its error bounds."),
-		func(r groupPartitionRow) (float64, bool) { return r.p.LagSeconds, r.p.LagSecondsKnown }),
+// groupPartitionColumns are the families per consumer group and exported
+// partition (only with partition labels).
+var groupPartitionColumns = positionColumns("consumer_group", exposition.NewFamily("consumer_group_committed_offset",
+	"Offset the consumer group committed on the partition (OffsetFetch).", exposition.Gauge, groupPartitionLabels...),
+	"committed offset", "(the group's last commits can fail while the offsets topic is under min ISR too)")
+
+// positionColumns are the families per group of a kind (prefix
+// consumer_group, share_group) and exported partition: its offset (named
+// offsetName in HELP) and, split against the HW, the consumer's and
+// replication's shares of its lag; why names why a group's offset can trail
+// the HW it has read up to.
+func positionColumns(prefix string, offset *exposition.Family, offsetName, why string) []exposition.RowColumn[groupPartitionRow] {
+	return []exposition.RowColumn[groupPartitionRow]{
+		column(offset, func(r groupPartitionRow) (float64, bool) { return float64(r.p.Committed), true }),
+		column(exposition.NewFamily(prefix+"_lag_to_high_watermark",
+			"High watermark minus the group's "+offsetName+", never negative: records the group could read and has not (the consumer's share of the lag).",
+			exposition.Gauge, groupPartitionLabels...).WithDoc(absentUnanswered),
+			func(r groupPartitionRow) (float64, bool) { return float64(r.p.LagToHW), r.p.HWKnown }),
+		column(exposition.NewFamily(prefix+"_records_above_high_watermark",
+			"Leader log end offset minus high watermark: records written that no consumer of the group can read yet (replication's share of the lag).",
+			exposition.Gauge, groupPartitionLabels...).WithDoc(absentUnanswered),
+			func(r groupPartitionRow) (float64, bool) { return float64(r.p.AboveHW), r.p.AboveHWKnown }),
+		column(exposition.NewFamily(prefix+"_starved_by_replication",
+			"1 if the group is caught up to the high watermark while the partition's high watermark is stalled with records above it (KAFKA-15583).",
+			exposition.Gauge, groupPartitionLabels...).
+			WithDoc("Decided with `kafka_replication_partition_high_watermark_stalled`. Caught up: the "+offsetName+" is at the HW, within its last advance, "+
+				"or passed by the HW at most --kafka.refresh-interval plus 10s before that advance was read "+
+				why+". Absent when the leader's HW or LEO did not answer the last refresh.").
+			MarkSparse(),
+			func(r groupPartitionRow) (float64, bool) {
+				return b2f(r.p.StarvedByReplication), r.p.AboveHWKnown
+			}),
+		column(exposition.NewFamily(prefix+"_lag_seconds",
+			"Age of the oldest record the group can read and has not: seconds since the high watermark passed the group's "+offsetName+", "+
+				"from the exporter's own high watermark readings; 0 when caught up.",
+			exposition.Gauge, groupPartitionLabels...).
+			WithDoc("Interpolated between up to 24 distinct high watermarks read, thinned as they age; see the README for its error bounds."),
+			func(r groupPartitionRow) (float64, bool) { return r.p.LagSeconds, r.p.LagSecondsKnown }),
+	}
 }
 
 // stableOffsetColumns are the per-partition LSO families, read only with

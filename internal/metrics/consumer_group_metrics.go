@@ -12,16 +12,6 @@ import (
 // collector is off.
 func groupTables(s *poller.Snapshot) []*exposition.Table {
 	groups := s.Groups
-	listed := &exposition.Table{Rows: 1, Columns: []exposition.Column{
-		{Family: groupsListedFamily, Value: func(int) (float64, bool) { return float64(s.GroupsListed), true }},
-	}}
-	unread := &exposition.Table{
-		Rows:   int(poller.NumGroupUnread),
-		Labels: func(row int, values []string) { values[0] = poller.GroupUnread(row).String() },
-		Columns: []exposition.Column{
-			{Family: groupsUnreadFamily, Value: func(row int) (float64, bool) { return float64(s.GroupsUnread[row]), true }},
-		},
-	}
 	state := &exposition.Table{
 		Rows: len(groups),
 		Labels: func(row int, values []string) {
@@ -29,22 +19,61 @@ func groupTables(s *poller.Snapshot) []*exposition.Table {
 		},
 		Columns: []exposition.Column{{Family: groupStateFamily, Value: func(int) (float64, bool) { return 1, true }}},
 	}
-	return []*exposition.Table{listed, unread, state, {
+	return []*exposition.Table{listedTable(groupsListedFamily, s.GroupsListed), unreadTable(groupsUnreadFamily, &s.GroupsUnread), state, {
 		Rows:   len(groups),
 		Labels: func(row int, values []string) { values[0] = groups[row].Name },
 		Columns: []exposition.Column{
 			// No member count where the state is unknown: 0 would say Empty.
 			{Family: groupMembersFamily, Value: func(row int) (float64, bool) { return float64(groups[row].Members), groups[row].State != "" }},
-			{Family: groupStarvedFamily, Value: func(row int) (float64, bool) {
-				n := 0
-				for i := range groups[row].Partitions {
-					if groups[row].Partitions[i].StarvedByReplication {
-						n++
-					}
-				}
-				return float64(n), true
-			}},
+			starvedColumn(groupStarvedFamily, groups),
 		},
+	}}
+}
+
+// shareGroupTables are groupTables for share groups, whose state and
+// members are not read, with the brokers by whether they list share groups.
+func shareGroupTables(s *poller.Snapshot) []*exposition.Table {
+	groups := s.ShareGroups
+	brokers := &exposition.Table{
+		Rows:   int(poller.NumShareGroupSupport),
+		Labels: func(row int, values []string) { values[0] = poller.ShareGroupSupport(row).String() },
+		Columns: []exposition.Column{
+			{Family: shareGroupsBrokersFamily, Value: func(row int) (float64, bool) { return float64(s.ShareGroupBrokers[row]), true }},
+		},
+	}
+	return []*exposition.Table{listedTable(shareGroupsListedFamily, s.ShareGroupsListed), unreadTable(shareGroupsUnreadFamily, &s.ShareGroupsUnread), brokers, {
+		Rows:    len(groups),
+		Labels:  func(row int, values []string) { values[0] = groups[row].Name },
+		Columns: []exposition.Column{starvedColumn(shareGroupStarvedFamily, groups)},
+	}}
+}
+
+// listedTable is the one series of how many groups were listed.
+func listedTable(f *exposition.Family, listed int) *exposition.Table {
+	return &exposition.Table{Rows: 1, Columns: []exposition.Column{
+		{Family: f, Value: func(int) (float64, bool) { return float64(listed), true }},
+	}}
+}
+
+// unreadTable is the listed groups left unread, a series per reason.
+func unreadTable(f *exposition.Family, unread *[poller.NumGroupUnread]int) *exposition.Table {
+	return &exposition.Table{
+		Rows:    int(poller.NumGroupUnread),
+		Labels:  func(row int, values []string) { values[0] = poller.GroupUnread(row).String() },
+		Columns: []exposition.Column{{Family: f, Value: func(row int) (float64, bool) { return float64(unread[row]), true }}},
+	}
+}
+
+// starvedColumn counts each group's starved partitions, a row per group.
+func starvedColumn(f *exposition.Family, groups []poller.ConsumerGroup) exposition.Column {
+	return exposition.Column{Family: f, Value: func(row int) (float64, bool) {
+		n := 0
+		for i := range groups[row].Partitions {
+			if groups[row].Partitions[i].StarvedByReplication {
+				n++
+			}
+		}
+		return float64(n), true
 	}}
 }
 
@@ -128,16 +157,18 @@ func groupPartitionValues(r groupPartitionRow, values []string) {
 	values[0], values[1], values[2] = r.group, idLabel(r.p.Partition), r.p.Topic
 }
 
-// groupPartitionTable has a row per group and exported partition it has
-// committed on, in series order: group, partition, topic. With unhealthy
+// groupPartitionTable has a row per group of groups (consumer or share
+// groups, with their cols) and exported partition it has an offset on, in series order: group, partition, topic. With unhealthy
 // (non-nil: the scrape's set of unhealthy partitions), only the positions
 // that are starved or behind, or on an unhealthy partition. It lays its rows out only when one of its families
 // is written. The snapshot's groups are sorted by name and each group's
 // partitions by topic, then partition, so a stable counting sort of each
 // group's partitions on the rank of their partition label puts them in
 // series order.
-func groupPartitionTable(s *poller.Snapshot, unhealthy func() map[partitionKey]bool) *exposition.Table {
-	t := exposition.RowTable(nil, groupPartitionValues, groupPartitionColumns)
+func groupPartitionTable(groups []poller.ConsumerGroup, cols []exposition.RowColumn[groupPartitionRow],
+	unhealthy func() map[partitionKey]bool,
+) *exposition.Table {
+	t := exposition.RowTable(nil, groupPartitionValues, cols)
 	t.Prepare = func(t *exposition.Table) {
 		unhealthyOnly := unhealthy != nil
 		var bad map[partitionKey]bool
@@ -154,13 +185,13 @@ func groupPartitionTable(s *poller.Snapshot, unhealthy func() map[partitionKey]b
 		)
 		if !unhealthyOnly {
 			n := 0
-			for g := range s.Groups {
-				n += len(s.Groups[g].Partitions)
+			for g := range groups {
+				n += len(groups[g].Partitions)
 			}
 			rows = make([]groupPartitionRow, 0, n)
 		}
-		for g := range s.Groups {
-			parts := s.Groups[g].Partitions
+		for g := range groups {
+			parts := groups[g].Partitions
 			at, ids = at[:0], ids[:0]
 			for i := range parts {
 				if keep(&parts[i]) {
@@ -174,10 +205,10 @@ func groupPartitionTable(s *poller.Snapshot, unhealthy func() map[partitionKey]b
 			}
 			order = countingSort(order, rank)
 			for _, j := range order {
-				rows = append(rows, groupPartitionRow{group: s.Groups[g].Name, p: &parts[at[j]]})
+				rows = append(rows, groupPartitionRow{group: groups[g].Name, p: &parts[at[j]]})
 			}
 		}
-		*t = *exposition.RowTable(rows, groupPartitionValues, groupPartitionColumns)
+		*t = *exposition.RowTable(rows, groupPartitionValues, cols)
 	}
 	return t
 }

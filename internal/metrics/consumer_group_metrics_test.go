@@ -91,7 +91,7 @@ func TestGroupPartitionTableOrder(t *testing.T) {
 		}
 		s.Groups = append(s.Groups, g)
 	}
-	table := groupPartitionTable(s, nil)
+	table := groupPartitionTable(s.Groups, groupPartitionColumns, nil)
 	if table.Rows != 0 {
 		t.Fatalf("want no rows laid out before the table is written, got %d", table.Rows)
 	}

@@ -10,6 +10,7 @@ var declarations = [][]*exposition.Family{
 	familiesOf(refreshColumns), familiesOf(partitionColumns), adminFamilies, quorumFamilies(),
 	familiesOf(groupPartitionColumns), familiesOf(stableOffsetColumns), consumerGroupFamilies,
 	positionFamilies, probeFamilies, tieringFamilies,
+	familiesOf(shareGroupPartitionColumns), shareGroupFamilies,
 }
 
 // familiesOf are the families of a column table.

@@ -10,7 +10,7 @@
 //
 // A family is declared once, where its value is read: a family of a column
 // table (partitionColumns, refreshColumns, fileColumns, groupPartitionColumns,
-// stableOffsetColumns, indexed by logstate.Counter for logCounterFamilies)
+// shareGroupPartitionColumns, stableOffsetColumns, indexed by logstate.Counter for logCounterFamilies)
 // is one entry holding its declaration (name, HELP, TYPE, labels, rollup)
 // and its value function; a family that is the one column of a table built
 // per scrape is a variable listed in its file's list (adminFamilies,
@@ -27,6 +27,7 @@
 // Each file uses only the files listed before it: values.go (label values and
 // value helpers); families.go, stream_families.go, admin_families.go,
 // quorum_families.go, consumer_group_families.go, position_families.go, probe_families.go
-// and tiering_families.go (the declarations); declarations.go (Families); log_metrics.go,
+// tiering_families.go and share_group_families.go, which uses
+// consumer_group_families.go's positionColumns (the declarations); declarations.go (Families); log_metrics.go,
 // quorum_metrics.go, admin_metrics.go, admin_tiering.go (its tiering tables) and the other sources.
 package metrics

@@ -70,6 +70,7 @@ func New(cfg *Config, opts Options) *Poller {
 	p.quorum = newQuorumReader(ec)
 	p.tiering = newTieringReader(cfg, ec, logger)
 	p.groups = newGroupCollector(&cfg.Groups, logger)
+	p.shares = newShareGroupReader(&cfg.Groups, ec, logger)
 	p.level = newLogLevelRaise(cfg.PartitionLogLevel, p.pool, cfg.RequestTimeout, logger)
 	return p
 }
@@ -96,6 +97,7 @@ func (p *Poller) Run(ctx context.Context) {
 	}
 	defer p.quorum.close()
 	defer p.tiering.close()
+	defer p.shares.close()
 	defer p.level.restore()
 
 	ticker := time.NewTicker(p.cfg.RefreshInterval)
@@ -149,5 +151,6 @@ func (p *Poller) sent() (out [NumRequests]bool) {
 	}
 	out[RequestListOffsetsLSO] = p.cfg.Groups.LastStableOffset
 	out[RequestListOffsetsTiered] = p.tiering != nil
+	out[RequestListShareGroups], out[RequestDescribeShareGroupOffsets] = p.shares != nil, p.shares != nil
 	return out
 }

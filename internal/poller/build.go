@@ -206,7 +206,7 @@ func (b *builder) build(p *refreshPlan, got *fetched, mdAt, now time.Time) *Snap
 	snap.StableOffsets = b.stableOffsets(p, got, now)
 	markLSOStalled(snap)
 	b.buildTiering(snap, p, got, now)
-	b.buildGroups(snap, p, &got.groups, now)
+	b.buildGroups(snap, p, got, now)
 	snap.LogDirs = b.logDirs.observe(got.logDirs)
 	b.reassign = got.reassign
 	return snap

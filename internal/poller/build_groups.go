@@ -47,23 +47,33 @@ type rankedOffset struct {
 	committed int64
 }
 
-// buildGroups adds the consumer groups the refresh read to snap, whose
-// partitions are built and sorted: each group's committed offsets on the
-// exported partitions, split against the partition's HW and LEO; and how
-// many were listed and left unread.
-func (b *builder) buildGroups(snap *Snapshot, p *refreshPlan, got *groupsRead, now time.Time) {
-	reads := got.reads
-	if reads == nil {
-		return
+// buildGroups adds the consumer groups and the share groups the refresh
+// read to snap, whose partitions are built and sorted; and how many were
+// listed and left unread.
+func (b *builder) buildGroups(snap *Snapshot, p *refreshPlan, got *fetched, now time.Time) {
+	if reads := got.groups.reads; reads != nil {
+		snap.GroupsListed, snap.GroupsUnread = got.groups.listed, got.groups.unread
+		snap.Groups = b.groupPositions(snap, p, reads, now)
 	}
-	snap.GroupsListed, snap.GroupsUnread = got.listed, got.unread
+	if reads := got.shareGroups.reads; reads != nil {
+		snap.ShareGroupsListed, snap.ShareGroupsUnread = got.shareGroups.listed, got.shareGroups.unread
+		snap.ShareGroupBrokers = got.shareGroups.brokers
+		snap.ShareGroups = b.groupPositions(snap, p, reads, now)
+	}
+}
+
+// groupPositions are reads sorted by name, each with its offsets on the
+// exported partitions, split against the partition's HW and LEO. A share
+// group's start offset stands where a consumer group's committed offset
+// does: the first record the group has not done with.
+func (b *builder) groupPositions(snap *Snapshot, p *refreshPlan, reads []groupRead, now time.Time) []ConsumerGroup {
 	starts := make([]int, len(snap.Topics)) // the rank of each topic's first partition
 	for t := 1; t < len(snap.Topics); t++ {
 		starts[t] = starts[t-1] + len(snap.Topics[t-1].Partitions)
 	}
 	byAt := make([]groupedPartition, len(p.parts)) // by plan index
 	var offsets []rankedOffset
-	snap.Groups = make([]ConsumerGroup, 0, len(reads))
+	groups := make([]ConsumerGroup, 0, len(reads))
 	for _, g := range reads {
 		offsets = offsets[:0]
 		for _, o := range g.offsets {
@@ -95,9 +105,10 @@ func (b *builder) buildGroups(snap *Snapshot, p *refreshPlan, got *groupsRead, n
 			}
 			cg.Partitions = append(cg.Partitions, gp)
 		}
-		snap.Groups = append(snap.Groups, cg)
+		groups = append(groups, cg)
 	}
-	slices.SortFunc(snap.Groups, func(x, y ConsumerGroup) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortFunc(groups, func(x, y ConsumerGroup) int { return strings.Compare(x.Name, y.Name) })
+	return groups
 }
 
 // snapshotPartition finds k in snap, whose topics are sorted by name and

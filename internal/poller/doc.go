@@ -4,7 +4,8 @@
 // that asks Metadata, DescribeConfigs and ListOffsets of each broker, plus
 // each partition's ELR (package elr), the reassignments in progress, the
 // brokers' failed log directories (fetch_logdirs.go) and, opt-in, the
-// consumer groups' committed offsets (fetch_groups.go) and the last stable
+// consumer groups' committed offsets (fetch_groups.go), the share groups'
+// start offsets (fetch_share_groups.go) and the last stable
 // offsets (fetch_lso.go, build_lso.go) and tiered storage (fetch_tiering.go,
 // build_tiering.go), the KRaft metadata quorum from the
 // one sidecar that speaks for the cluster (quorum.go), the
@@ -32,6 +33,7 @@
 //	tiering_config.go the tiered-storage flags
 //	config.go        the flags and the client configurations
 //	brokers.go       one connection per broker, a request with a deadline
+//	apiversions.go   ApiVersions over franz-go, for reads only some brokers take
 //	whoami.go        which advertised broker is a --kafka.server
 //	round.go         one refresh's dealings with the brokers
 //	loglevel.go      --kafka.partition-log-level
@@ -42,9 +44,10 @@
 //	minisr.go        min ISR: its DescribeConfigs and each topic's value, and what is unknown
 //	quorum.go        the metadata quorum: its read, its lags and HW regressions
 //	fetch_tiering.go tiered storage: ListOffsets -5 and -4 of the tiered topics' leaders (after minisr.go's answer)
+//	fetch_share_groups.go share groups: ListGroups and DescribeShareGroupOffsets (after fetch_groups.go's batch and logUnread)
 //	fetch.go         stage 3: the fetchers, run concurrently
 //	build.go         stage 4: the snapshot
-//	build_groups.go  stage 4: the consumer groups of the snapshot
+//	build_groups.go  stage 4: the consumer and share groups of the snapshot
 //	build_lso.go     stage 4: each LSO against its HW, and since when it holds read_committed consumers back
 //	build_tiering.go stage 4: each tiered partition's lag, and whether a stuck HW or LSO stalls its tiering
 //	refresh.go       one refresh: the stages in order

@@ -15,20 +15,21 @@ import (
 
 // fetched is what the fetchers returned.
 type fetched struct {
-	offsets  offsets         // fetch_offsets.go
-	minISR   minISRReadings  // minisr.go; ok false when DescribeConfigs failed
-	elr      *elr.Result     // fetch_elr.go; nil: no ELR series this refresh
-	reassign reassignments   // fetch_reassign.go; nil when ListPartitionReassignments failed
-	groups   groupsRead      // fetch_groups.go; its reads nil when the collector is off
-	lso      []offsetAnswer  // fetch_lso.go, by plan index; nil when the read is off
-	logDirs  []logDirRead    // fetch_logdirs.go, by broker; nil when the read is off
-	quorum   *quorumRead     // quorum.go; nil when this sidecar does not speak for the cluster
-	tiering  []tieringAnswer // fetch_tiering.go, by plan index; nil when the read is off
+	offsets     offsets         // fetch_offsets.go
+	minISR      minISRReadings  // minisr.go; ok false when DescribeConfigs failed
+	elr         *elr.Result     // fetch_elr.go; nil: no ELR series this refresh
+	reassign    reassignments   // fetch_reassign.go; nil when ListPartitionReassignments failed
+	groups      groupsRead      // fetch_groups.go; its reads nil when the collector is off
+	shareGroups shareGroupsRead // fetch_share_groups.go; its reads nil when the read is off
+	lso         []offsetAnswer  // fetch_lso.go, by plan index; nil when the read is off
+	logDirs     []logDirRead    // fetch_logdirs.go, by broker; nil when the read is off
+	quorum      *quorumRead     // quorum.go; nil when this sidecar does not speak for the cluster
+	tiering     []tieringAnswer // fetch_tiering.go, by plan index; nil when the read is off
 }
 
 // fetch runs every fetcher on the plan and waits for all of them.
 func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader, quorum *quorumReader, groups *groupCollector, lso bool,
-	tiering *tieringReader,
+	tiering *tieringReader, shareGroups *shareGroupReader,
 ) *fetched {
 	var (
 		got fetched
@@ -50,6 +51,7 @@ func fetch(ctx context.Context, r *round, p *refreshPlan, elrReader *elr.Reader,
 	})
 	wg.Go(func() { got.elr = fetchELR(ctx, r, p, elrReader) })
 	wg.Go(func() { got.groups = groups.fetch(ctx, r, p) })
+	wg.Go(func() { got.shareGroups = shareGroups.fetch(ctx, r, p) })
 	wg.Go(func() { got.lso = fetchLSO(ctx, r, p, lso) })
 	wg.Go(func() { got.logDirs = fetchLogDirs(ctx, r, p) })
 	wg.Go(func() { got.quorum = fetchQuorum(ctx, r, p, quorum) })

@@ -91,12 +91,7 @@ func (g *groupCollector) fetch(ctx context.Context, r *round, p *refreshPlan) gr
 	if g == nil || p.exported == 0 {
 		return groupsRead{}
 	}
-	exportedAt := make(map[logparse.PartitionKey]int32, p.exported)
-	for i := range p.parts {
-		if p.parts[i].export {
-			exportedAt[p.parts[i].key] = int32(i)
-		}
-	}
+	exportedAt := exportedIndex(p)
 	var (
 		mu  sync.Mutex
 		out = groupsRead{reads: []groupRead{}}
@@ -116,29 +111,41 @@ func (g *groupCollector) fetch(ctx context.Context, r *round, p *refreshPlan) gr
 		})
 	}
 	wg.Wait()
-	g.logUnread(&out)
+	g.unreadNow = logUnread(g.logger, "consumer", g.unreadNow, out.listed, len(out.reads), out.unread)
 	return out
 }
 
-// logUnread logs, once per change of why groups go unread, that some
-// listed groups are not read: their series are absent until they are.
-func (g *groupCollector) logUnread(got *groupsRead) {
+// exportedIndex is the plan index of each exported partition.
+func exportedIndex(p *refreshPlan) map[logparse.PartitionKey]int32 {
+	at := make(map[logparse.PartitionKey]int32, p.exported)
+	for i := range p.parts {
+		if p.parts[i].export {
+			at[p.parts[i].key] = int32(i)
+		}
+	}
+	return at
+}
+
+// logUnread logs, once per change of why groups of kind (consumer, share)
+// go unread, that some listed groups are not read: their series are absent
+// until they are. It returns the reasons seen now, for the next call's was.
+func logUnread(logger *slog.Logger, kind string, was [NumGroupUnread]bool, listed, read int, unread [NumGroupUnread]int) [NumGroupUnread]bool {
 	var now [NumGroupUnread]bool
 	by := make([]any, 0, 2*int(NumGroupUnread))
-	for why, n := range got.unread {
+	for why, n := range unread {
 		if now[why] = n > 0; n > 0 {
 			by = append(by, GroupUnread(why).String(), n)
 		}
 	}
 	switch now {
-	case g.unreadNow:
+	case was:
 	case [NumGroupUnread]bool{}:
-		g.logger.Info("Every listed consumer group is read again", "groups", got.listed)
+		logger.Info("Every listed "+kind+" group is read again", "groups", listed)
 	default:
-		g.logger.Warn("Some consumer groups could not be read; their series are absent until they are",
-			append([]any{"listed", got.listed, "read", len(got.reads)}, by...)...)
+		logger.Warn("Some "+kind+" groups could not be read; their series are absent until they are",
+			append([]any{"listed", listed, "read", read}, by...)...)
 	}
-	g.unreadNow = now
+	return now
 }
 
 // coordinatorRead is the read of the groups one broker coordinates.

@@ -40,11 +40,9 @@ type tieringReader struct {
 	// tiered are the tiered topics of the last DescribeConfigs answered,
 	// used while it fails.
 	tiered map[string]bool
-	// supported are the leaders whose ApiVersions listed ListOffsets v9, by
-	// the address they had then: asked once per connection address.
-	supported map[int32]string
-	// state is each leader's last outcome, to log its changes once.
-	state map[int32]TieringUnknown
+	// brokers are the leaders whose ApiVersions listed ListOffsets v9 (asked
+	// once per connection address), and each one's last outcome.
+	brokers brokerSupport[TieringUnknown]
 }
 
 // newTieringReader makes the reader when tiering is read, else nil; nil too
@@ -57,7 +55,7 @@ func newTieringReader(cfg *Config, ec elr.Config, logger *slog.Logger) *tieringR
 	if err != nil {
 		return nil
 	}
-	return &tieringReader{client: cl, logger: logger, supported: make(map[int32]string), state: make(map[int32]TieringUnknown)}
+	return &tieringReader{client: cl, logger: logger, brokers: newBrokerSupport(TieringKnown)}
 }
 
 func (t *tieringReader) close() {
@@ -116,7 +114,7 @@ func fetchTiering(ctx context.Context, r *round, p *refreshPlan, t *tieringReade
 			continue
 		}
 		addr := r.brokers[id]
-		known := t.supported[id] == addr
+		known := t.brokers.listed(id, addr)
 		wg.Go(func() {
 			ctx, cancel := r.deadline(ctx, id)
 			defer cancel()
@@ -146,7 +144,11 @@ func (t *tieringReader) readBroker(ctx context.Context, id int32, known bool, pa
 ) brokerTiering {
 	b := t.client.Broker(int(id))
 	if !known {
-		v, err := listOffsetsMax(ctx, b)
+		av, err := apiVersions(ctx, b)
+		v := int16(-1)
+		if err == nil {
+			v = maxVersionOf(av, kmsg.ListOffsets)
+		}
 		switch {
 		case err != nil:
 			return brokerTiering{id: id, state: TieringRequestFailed, err: fmt.Errorf("ApiVersions from broker %d: %w", id, err)}
@@ -183,26 +185,6 @@ func (t *tieringReader) readBroker(ctx context.Context, id int32, known bool, pa
 		got[i] = tieringAnswer{asked: true, unknown: TieringKnown, tiered: x.offset, local: y.offset}
 	}
 	return brokerTiering{id: id, state: TieringKnown}
-}
-
-// listOffsetsMax is the highest ListOffsets version broker b lists.
-func listOffsetsMax(ctx context.Context, b *kgo.Broker) (int16, error) {
-	req := kmsg.NewPtrApiVersionsRequest()
-	// From v3 a broker refuses a request without a valid software name.
-	req.ClientSoftwareName, req.ClientSoftwareVersion = "kafka-replication-exporter", "1"
-	resp, err := req.RequestWith(ctx, b)
-	if err != nil {
-		return 0, err
-	}
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		return 0, err
-	}
-	for _, k := range resp.ApiKeys {
-		if k.ApiKey == int16(kmsg.ListOffsets) {
-			return k.MaxVersion, nil
-		}
-	}
-	return -1, nil
 }
 
 // offsetAt is one partition's answer to listOffsetsAt: the offset, else why
@@ -265,15 +247,8 @@ func listOffsetsAt(ctx context.Context, b *kgo.Broker, parts []plannedPartition,
 func (t *tieringReader) tell(outcomes []brokerTiering) {
 	slices.SortFunc(outcomes, func(a, b brokerTiering) int { return int(a.id) - int(b.id) })
 	for _, o := range outcomes {
-		switch {
-		case o.addr != "":
-			t.supported[o.id] = o.addr
-		case o.state != TieringKnown:
-			delete(t.supported, o.id) // asked again next time
-		}
-		was, seen := t.state[o.id]
-		t.state[o.id] = o.state
-		if seen && was == o.state || !seen && o.state == TieringKnown {
+		was, changed := t.brokers.observe(o.id, o.state, o.addr)
+		if !changed {
 			continue
 		}
 		switch o.state {

@@ -10,13 +10,17 @@ import (
 )
 
 // GroupsConfig is the flags of the consumer-side reads: the consumer
-// groups (fetch_groups.go) and the last stable offset (fetch_lso.go). Both
-// are off by default: they are requests a replication sidecar does not
-// otherwise make.
+// groups (fetch_groups.go), the share groups (fetch_share_groups.go) and
+// the last stable offset (fetch_lso.go). All are off by default: they are
+// requests a replication sidecar does not otherwise make.
 type GroupsConfig struct {
 	Enabled bool
 	Include string // anchored regular expression of groups to read
 	Exclude string // anchored regular expression of groups to skip; "" = none
+	// Share, ShareInclude and ShareExclude are the same for share groups.
+	Share        bool
+	ShareInclude string
+	ShareExclude string
 	// LastStableOffset: read each exported partition's LSO.
 	LastStableOffset bool
 	// LSOStallThreshold is how long an LSO may stand below the HW before it
@@ -41,22 +45,39 @@ func addGroupFlags(cmd *kingpin.CmdClause, c *GroupsConfig) {
 			"Above the longest transaction.timeout.ms of your producers.").
 		Default("5m").DurationVar(&c.LSOStallThreshold)
 	cmd.Flag("collector.consumer-groups.exclude", "Regular expression of consumer groups not to read (anchored).").Default("").StringVar(&c.Exclude)
+	cmd.Flag("collector.share-groups",
+		"Read the share-partition start offsets of share groups (ListGroups, DescribeShareGroupOffsets; Kafka 4.1+ with share.version 1 or more) "+
+			"and export each share group's lag to the high watermark and whether replication starves it.").
+		Default("false").BoolVar(&c.Share)
+	cmd.Flag("collector.share-groups.include", "Regular expression of share groups to read (anchored).").Default(".*").StringVar(&c.ShareInclude)
+	cmd.Flag("collector.share-groups.exclude", "Regular expression of share groups not to read (anchored).").Default("").StringVar(&c.ShareExclude)
 }
 
-// filter compiles the include and exclude expressions: nil when every group
-// is read.
+// filter compiles the consumer-group expressions: nil when every group is
+// read.
 func (c *GroupsConfig) filter() (func(group string) bool, error) {
-	inc, err := regexp.Compile("^(?:" + c.Include + ")$")
+	return groupFilter("consumer-groups", c.Include, c.Exclude)
+}
+
+// shareFilter is filter for share groups.
+func (c *GroupsConfig) shareFilter() (func(group string) bool, error) {
+	return groupFilter("share-groups", c.ShareInclude, c.ShareExclude)
+}
+
+// groupFilter compiles the include and exclude expressions of the flags
+// --collector.<flag>.include and .exclude: nil when every group is read.
+func groupFilter(flag, include, exclude string) (func(group string) bool, error) {
+	inc, err := regexp.Compile("^(?:" + include + ")$")
 	if err != nil {
-		return nil, fmt.Errorf("--collector.consumer-groups.include: %w", err)
+		return nil, fmt.Errorf("--collector.%s.include: %w", flag, err)
 	}
 	var exc *regexp.Regexp
-	if c.Exclude != "" {
-		if exc, err = regexp.Compile("^(?:" + c.Exclude + ")$"); err != nil {
-			return nil, fmt.Errorf("--collector.consumer-groups.exclude: %w", err)
+	if exclude != "" {
+		if exc, err = regexp.Compile("^(?:" + exclude + ")$"); err != nil {
+			return nil, fmt.Errorf("--collector.%s.exclude: %w", flag, err)
 		}
 	}
-	if c.Include == ".*" && exc == nil {
+	if include == ".*" && exc == nil {
 		return nil, nil
 	}
 	return func(g string) bool { return inc.MatchString(g) && (exc == nil || !exc.MatchString(g)) }, nil
@@ -68,8 +89,14 @@ func (c *GroupsConfig) validate(servers bool) error {
 	if _, err := c.filter(); err != nil {
 		return err
 	}
+	if _, err := c.shareFilter(); err != nil {
+		return err
+	}
 	if c.Enabled && !servers {
 		return errors.New("--collector.consumer-groups needs --kafka.server")
+	}
+	if c.Share && !servers {
+		return errors.New("--collector.share-groups needs --kafka.server")
 	}
 	if c.LastStableOffset && c.LSOStallThreshold <= 0 {
 		return errors.New("--collector.last-stable-offset.stall-threshold must be positive")

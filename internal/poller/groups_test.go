@@ -264,3 +264,20 @@ func TestGroupsPartitionOrder(t *testing.T) {
 	expect(t, "order", strings.Join(got, " "),
 		"audit:orders/2=7 audit:payments/2=6 billing:orders/0=4 billing:orders/2=2 billing:payments/2=3 billing:payments/10=1 billing:payments/11=5")
 }
+
+// TestGroupsBehindBeforeTheHistoryNotStarved: a group already behind the HW
+// when the exporter first read it, which then stalls, is behind, not
+// starved: when the HW passed its offset is unknown, not "just now".
+func TestGroupsBehindBeforeTheHistoryNotStarved(t *testing.T) {
+	f := fakekafka.New(t)
+	f.CreateTopic("orders", nil, 0)
+	f.SetOffsets(key("orders", 0), fakekafka.Offsets{HW: 50, LEO: 80})
+	commit(t, f, "slow", map[logparse.PartitionKey]int64{key("orders", 0): 20})
+	commit(t, f, "billing", map[logparse.PartitionKey]int64{key("orders", 0): 50})
+	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, withGroups(".*", ""))
+	a.refresh(context.Background())
+	clock.Advance(3 * time.Minute)
+	a.refresh(context.Background())
+	expect(t, "stalled", groupTable(a.Snapshot()),
+		"billing(Empty,0): orders/0=50 0 30 true 0 | slow(Empty,0): orders/0=20 30 30 false 180")
+}

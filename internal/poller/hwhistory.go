@@ -176,9 +176,11 @@ func (r *hwReadings) lagSeconds(committed int64, now time.Time) (float64, bool) 
 
 // behindLastAdvance is how long before the last HW was first read the HW
 // passed offset committed, in seconds: how far a group that committed there
-// was behind when the HW last advanced. ok is false without a reading.
+// was behind when the HW last advanced. ok is false without a reading, and
+// for an offset older than every reading: lagSeconds's lower bound there
+// would call a group that was behind before the history began caught up.
 func (r *hwReadings) behindLastAdvance(committed int64) (float64, bool) {
-	if r == nil || len(r.s) == 0 {
+	if r == nil || len(r.s) == 0 || committed < r.s[0].offset {
 		return 0, false
 	}
 	return r.lagSeconds(committed, time.Unix(0, r.s[len(r.s)-1].first))
@@ -203,9 +205,10 @@ func (r *hwReadings) lastStep() (int64, bool) {
 
 func seconds(ns int64) float64 { return max(float64(ns), 0) / 1e9 }
 
-// newGroupHistory is the HW history when consumer groups are read, else nil.
+// newGroupHistory is the HW history when consumer or share groups are read,
+// else nil.
 func newGroupHistory(cfg *Config) *hwHistory {
-	if !cfg.Groups.Enabled {
+	if !cfg.Groups.Enabled && !cfg.Groups.Share {
 		return nil
 	}
 	h := newHWHistory()

@@ -95,17 +95,11 @@ func fetchQuorum(ctx context.Context, r *round, p *refreshPlan, q *quorumReader)
 // read asks broker id for its ApiVersions, then for the metadata partition.
 func (q *quorumReader) read(ctx context.Context, id int32) quorumRead {
 	b := q.client.Broker(int(id))
-	avReq := kmsg.NewPtrApiVersionsRequest()
-	// From v3 a broker refuses a request without a valid software name.
-	avReq.ClientSoftwareName, avReq.ClientSoftwareVersion = "kafka-replication-exporter", "1"
-	av, err := avReq.RequestWith(ctx, b)
+	av, err := apiVersions(ctx, b)
 	if err != nil {
 		return failedQuorum(fmt.Errorf("ApiVersions from broker %d: %w", id, err))
 	}
-	if err := kerr.ErrorForCode(av.ErrorCode); err != nil {
-		return failedQuorum(fmt.Errorf("ApiVersions from broker %d: %w", id, err))
-	}
-	if !slices.ContainsFunc(av.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool { return k.ApiKey == int16(kmsg.DescribeQuorum) }) {
+	if maxVersionOf(av, kmsg.DescribeQuorum) < 0 {
 		return quorumRead{unknown: QuorumUnsupported, err: fmt.Errorf("broker %d does not list DescribeQuorum (API 55): ZooKeeper mode or before Kafka 2.7", id)}
 	}
 	req := kmsg.NewPtrDescribeQuorumRequest()

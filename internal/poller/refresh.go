@@ -28,14 +28,15 @@ type refresher struct {
 	elr      *elr.Reader   // nil: ELR is not read (fetch_elr.go)
 	quorum   *quorumReader // nil: the metadata quorum is not read (quorum.go)
 	quorumW  quorumWatch
-	groups   *groupCollector  // nil: consumer groups are not read (fetch_groups.go)
-	tiering  *tieringReader   // nil: tiered storage is not read (fetch_tiering.go)
-	brokers  map[int32]string // advertised addresses, from the last Metadata
-	brokerID int32            // configured or detected; -1 = unknown
-	idAddr   string           // the address brokerID was matched by; "" = not by address
-	idWarned bool             // the WARN that it is unknown was logged
-	lookup   lookupFunc       // host name resolution (whoami.go); tests inject one
-	host     hostAddrs        // this host's addresses, read once
+	groups   *groupCollector   // nil: consumer groups are not read (fetch_groups.go)
+	tiering  *tieringReader    // nil: tiered storage is not read (fetch_tiering.go)
+	shares   *shareGroupReader // nil: share groups are not read (fetch_share_groups.go)
+	brokers  map[int32]string  // advertised addresses, from the last Metadata
+	brokerID int32             // configured or detected; -1 = unknown
+	idAddr   string            // the address brokerID was matched by; "" = not by address
+	idWarned bool              // the WARN that it is unknown was logged
+	lookup   lookupFunc        // host name resolution (whoami.go); tests inject one
+	host     hostAddrs         // this host's addresses, read once
 	// ownSilent: the last refresh did not reach this sidecar's broker;
 	// rejoinAt: when it answers again, its partitions are exported from then.
 	ownSilent bool
@@ -88,7 +89,7 @@ func (f *refresher) refresh(ctx context.Context, last *Snapshot) *Snapshot {
 		p.logDirBrokers = logDirBrokers(f.brokers, f.brokerID, f.cfg.Scope == ScopeCluster)
 	}
 	p.quorumBroker, p.quorumSpeaks = quorumSpeaker(f.brokers, f.brokerID, f.cfg.Scope == ScopeCluster)
-	got := fetch(ctx, r, &p, f.elr, f.quorum, f.groups, f.cfg.Groups.LastStableOffset, f.tiering)
+	got := fetch(ctx, r, &p, f.elr, f.quorum, f.groups, f.cfg.Groups.LastStableOffset, f.tiering, f.shares)
 	snap := f.build.build(&p, got, mdAt, f.now())
 	snap.Quorum = f.quorumW.observe(got.quorum, f.brokers)
 	snap.Up = true
@@ -161,6 +162,7 @@ func (f *refresher) failed(last *Snapshot, started time.Time, brokers []BrokerSt
 			"last_success", next.LastSuccess, "grace", f.staleAfter())
 		next.Topics = nil
 		next.Groups, next.StableOffsets = nil, nil // their partitions go with the topics
+		next.ShareGroups = nil
 	}
 	return &next
 }
@@ -251,10 +253,18 @@ func (f *refresher) dropOwn(snap *Snapshot) *Snapshot {
 // scrapes may be reading.
 func dropPartitions(snap *Snapshot) {
 	snap.Topics, snap.StableOffsets = nil, nil
-	snap.Groups = slices.Clone(snap.Groups) // nil stays nil: the collector off
-	for i := range snap.Groups {
-		snap.Groups[i].Partitions = nil
+	snap.Groups = withoutPositions(snap.Groups)
+	snap.ShareGroups = withoutPositions(snap.ShareGroups)
+}
+
+// withoutPositions is a copy of groups without their partitions; nil stays
+// nil (the read off).
+func withoutPositions(groups []ConsumerGroup) []ConsumerGroup {
+	groups = slices.Clone(groups)
+	for i := range groups {
+		groups[i].Partitions = nil
 	}
+	return groups
 }
 
 // countUnusable adds the round's unusable partition answers to the totals and

@@ -23,6 +23,8 @@ const (
 	RequestDescribeLogDirs
 	RequestDescribeQuorum
 	RequestListOffsetsTiered
+	RequestListShareGroups
+	RequestDescribeShareGroupOffsets
 	NumRequests
 )
 
@@ -42,16 +44,18 @@ var requestNames = [NumRequests]string{
 	RequestDescribeLogDirs:            "describe_log_dirs",
 	RequestDescribeQuorum:             "describe_quorum",
 	RequestListOffsetsTiered:          "list_offsets_tiered",
+	RequestListShareGroups:            "list_share_groups",
+	RequestDescribeShareGroupOffsets:  "describe_share_group_offsets",
 }
 
 func (r Request) String() string { return requestNames[r] }
 
 // OptIn reports a request only an opt-in read sends (consumer groups, the
-// last stable offset, tiered storage): its error counter is exported only
-// while it is on.
+// last stable offset, tiered storage, share groups): its error counter is
+// exported only while it is on.
 func (r Request) OptIn() bool {
 	return r == RequestListGroups || r == RequestDescribeGroups || r == RequestOffsetFetch || r == RequestListOffsetsLSO ||
-		r == RequestListOffsetsTiered
+		r == RequestListOffsetsTiered || r == RequestListShareGroups || r == RequestDescribeShareGroupOffsets
 }
 
 // Field names a partition field the admin API and the broker's logs can
@@ -137,6 +141,16 @@ type Snapshot struct {
 	// read, by why; Groups are the others. Zero when the collector is off.
 	GroupsListed int
 	GroupsUnread [NumGroupUnread]int
+	// ShareGroups are the share groups read (--collector.share-groups),
+	// sorted by name, as Groups are: a position's Committed is the
+	// share-partition start offset, and State and Members are not read.
+	// nil when the read is off. ShareGroupsListed and ShareGroupsUnread
+	// are as for Groups; ShareGroupBrokers counts the brokers by whether
+	// they could be asked for their share groups.
+	ShareGroups       []ConsumerGroup
+	ShareGroupsListed int
+	ShareGroupsUnread [NumGroupUnread]int
+	ShareGroupBrokers [NumShareGroupSupport]int
 	// LogDirs are the log directories of the brokers that answered
 	// DescribeLogDirs this refresh (fetch_logdirs.go), sorted by broker,
 	// then path; a broker that did not answer has none.

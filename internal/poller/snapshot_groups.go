@@ -46,8 +46,32 @@ var groupUnreadNames = [NumGroupUnread]string{
 
 func (u GroupUnread) String() string { return groupUnreadNames[u] }
 
+// ShareGroupSupport is whether a broker could be asked for the share groups
+// it coordinates.
+type ShareGroupSupport int
+
+const (
+	// ShareGroupsKnown: it listed its share groups.
+	ShareGroupsKnown ShareGroupSupport = iota
+	// ShareGroupsUnsupported: it has no share groups to list: before Kafka
+	// 4.1 (no DescribeShareGroupOffsets) or with share.version 0.
+	ShareGroupsUnsupported
+	// ShareGroupsRequestFailed: its ApiVersions or ListGroups failed.
+	ShareGroupsRequestFailed
+	NumShareGroupSupport
+)
+
+var shareGroupSupportNames = [NumShareGroupSupport]string{
+	ShareGroupsKnown:         "known",
+	ShareGroupsUnsupported:   "unsupported",
+	ShareGroupsRequestFailed: "request_failed",
+}
+
+func (s ShareGroupSupport) String() string { return shareGroupSupportNames[s] }
+
 // ConsumerGroup is one consumer group read by the consumer-group collector
-// (--collector.consumer-groups).
+// (--collector.consumer-groups), or one share group
+// (--collector.share-groups; Snapshot.ShareGroups).
 type ConsumerGroup struct {
 	Name    string
 	State   string // as Kafka spells it (Stable, Empty, …); "" when DescribeGroups did not answer for it
@@ -62,7 +86,7 @@ type ConsumerGroup struct {
 type GroupPartition struct {
 	Topic     string
 	Partition int32
-	Committed int64 // the committed offset (OffsetFetch)
+	Committed int64 // the committed offset (OffsetFetch); for a share group, the share-partition start offset (DescribeShareGroupOffsets)
 	// LagToHW is HW − committed, never negative: records the group could
 	// read and has not (the consumer's share). Valid when the partition's
 	// HW is known.
