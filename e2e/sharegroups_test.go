@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/harness"
+	"github.com/kafka-replication-exporter/kafka_replication_exporter/e2e/stack"
 )
 
 // hasShareGroups says whether a Kafka version runs share groups (KIP-932)
@@ -48,6 +52,9 @@ type shareGroups struct {
 	keeping, slow string
 	acks          map[string]*ackLog
 	lag           atomic.Int64 // the keeping-up group's Lag (DescribeShareGroupOffsets v1)
+	// The first scrapes of broker 1's sidecar that said the HW stalled and
+	// the keeping-up group starved (watch).
+	stalledAt, starvedAt time.Time
 }
 
 // ackLog counts a share consumer's acknowledgement outcomes as the broker
@@ -383,7 +390,7 @@ func (s *shareGroups) starved(ctx context.Context) int64 {
 	s.t.Helper()
 	s.t.Logf("share groups: acks before the check: keeping %v, slow %v", s.acks[s.keeping], s.acks[s.slow])
 	first := s.waitFor(ctx, 10*time.Second, "a reading under the stalled HW", func(x shareSample) bool { return x.leo > x.hw })
-	time.Sleep(3 * time.Second)
+	time.Sleep(2 * time.Second)
 	x := s.waitFor(ctx, 10*time.Second, "a second reading", func(shareSample) bool { return true })
 	if x.hw != first.hw {
 		s.t.Fatalf("share groups: the HW moved while frozen: %v, then %v", first, x)
@@ -416,4 +423,158 @@ func (s *shareGroups) thawed(ctx context.Context, stalledHW int64) {
 		return x.hw > stalledHW && x.keeping > stalledHW
 	})
 	s.t.Logf("share groups: acks after the thaw: keeping %v, slow %v", s.acks[s.keeping], s.acks[s.slow])
+}
+
+// shareRefresh is the sidecars' --kafka.refresh-interval (stack's default).
+const shareRefresh = 2 * time.Second
+
+// pos is a share group's position labels on partition 0.
+func (s *shareGroups) pos(group string) map[string]string {
+	return map[string]string{"group": group, "topic": s.topic, "partition": "0"}
+}
+
+// exporterCaughtUp: before the freeze, broker 1's sidecar (the partition
+// leader's) knows the share groups of all three brokers and exports both
+// groups, neither starved.
+func (s *shareGroups) exporterCaughtUp(ctx context.Context, sc *sidecars) {
+	s.t.Helper()
+	sc.eventually(ctx, 20*time.Second, "the sidecar exporting both share groups", func(m map[int32]stack.Metrics) string {
+		return expect(m[1],
+			gauge("kafka_replication_share_groups_brokers", map[string]string{"state": "known"}, eq(3)),
+			gauge("kafka_replication_share_group_start_offset", s.pos(s.keeping), gt(50)),
+			gauge("kafka_replication_share_group_start_offset", s.pos(s.slow), gt(0)),
+			gauge("kafka_replication_share_group_starved_by_replication", s.pos(s.keeping), eq(0)),
+			gauge("kafka_replication_share_group_starved_by_replication", s.pos(s.slow), eq(0)))
+	})
+}
+
+// watch notes when a scrape of broker 1's sidecar first said the HW stalled
+// and the keeping-up group starved; a caller scraping for its own reasons
+// during the freeze passes each scrape.
+func (s *shareGroups) watch(m stack.Metrics) {
+	now := time.Now()
+	if v, _ := m.Value("kafka_replication_partition_high_watermark_stalled", part(s.topic, 0)); v == 1 && s.stalledAt.IsZero() {
+		s.stalledAt = now
+	}
+	if v, _ := gaugeValue(m, "kafka_replication_share_group_starved_by_replication", s.pos(s.keeping)); v == 1 && s.starvedAt.IsZero() {
+		s.starvedAt = now
+	}
+}
+
+// exporterStarved: the keeping-up group is starved within two refreshes of
+// the sidecar's stalled HW, the slow group is not, and both start offsets
+// are Kafka's own.
+func (s *shareGroups) exporterStarved(ctx context.Context, sc *sidecars) {
+	s.t.Helper()
+	sc.eventually(ctx, 2*shareRefresh+5*time.Second, "the keeping-up share group starved, the slow one not", func(m map[int32]stack.Metrics) string {
+		s.watch(m[1])
+		bad := expect(m[1],
+			gauge("kafka_replication_partition_high_watermark_stalled", part(s.topic, 0), eq(1)),
+			gauge("kafka_replication_share_group_starved_by_replication", s.pos(s.keeping), eq(1)),
+			gauge("kafka_replication_share_group_partitions_starved_by_replication", map[string]string{"group": s.keeping}, eq(1)),
+			gauge("kafka_replication_share_group_starved_by_replication", s.pos(s.slow), eq(0)))
+		if bad == "" {
+			return ""
+		}
+		return fmt.Sprintf("%s; keeping %s; slow %s", bad, s.exported(m[1], s.keeping), s.exported(m[1], s.slow))
+	})
+	// Scrapes 500 ms apart: up to one more between the refresh and its scrape.
+	if took := s.starvedAt.Sub(s.stalledAt); took > 2*shareRefresh+500*time.Millisecond {
+		s.t.Errorf("share groups: starved %v after the sidecar's HW stalled, more than two refreshes (%v)", took.Round(100*time.Millisecond), 2*shareRefresh)
+	} else {
+		s.t.Logf("share groups: the sidecar said starved %v after it said the HW stalled", took.Round(100*time.Millisecond))
+	}
+	// Kafka's start offsets and the sidecar's, both readings of the same
+	// unmoving state: a slow group that moves is read again.
+	var kafka shareSample
+	sc.eventually(ctx, 3*shareRefresh+5*time.Second, "the sidecar's start offsets equal to Kafka's", func(m map[int32]stack.Metrics) string {
+		x, err := s.sample(ctx, time.Now())
+		if err != nil {
+			return err.Error()
+		}
+		kafka = x
+		return expect(m[1],
+			gauge("kafka_replication_share_group_start_offset", s.pos(s.keeping), eq(float64(x.keeping))),
+			gauge("kafka_replication_share_group_start_offset", s.pos(s.slow), eq(float64(x.slow))))
+	})
+	s.t.Logf("share groups: the sidecar's start offsets are Kafka's: keeping %d, slow %d", kafka.keeping, kafka.slow)
+}
+
+// exported is what the sidecar says of group's position, for a failure.
+func (s *shareGroups) exported(m stack.Metrics, group string) string {
+	var b strings.Builder
+	for _, f := range []string{"start_offset", "lag_to_high_watermark", "lag_seconds", "starved_by_replication"} {
+		v, ok := gaugeValue(m, "kafka_replication_share_group_"+f, s.pos(group))
+		fmt.Fprintf(&b, "%s %v (%v) ", f, v, ok)
+	}
+	hw, _ := m.Value("kafka_replication_partition_high_watermark", part(s.topic, 0))
+	fmt.Fprintf(&b, "hw %v", hw)
+	return b.String()
+}
+
+// exporterThawed: after the thaw neither group is starved.
+func (s *shareGroups) exporterThawed(ctx context.Context, sc *sidecars) {
+	s.t.Helper()
+	took := sc.eventually(ctx, 45*time.Second, "the share-group verdicts cleared after the thaw", func(m map[int32]stack.Metrics) string {
+		return expect(m[1],
+			gauge("kafka_replication_share_group_starved_by_replication", s.pos(s.keeping), eq(0)),
+			gauge("kafka_replication_share_group_starved_by_replication", s.pos(s.slow), eq(0)))
+	})
+	s.t.Logf("share groups: the keeping-up group's verdict cleared %v after the consumer group's", took.Round(time.Second))
+}
+
+// checkShareGroupsUnsupported: on a Kafka without share groups, every
+// sidecar counts the three brokers unsupported.
+func checkShareGroupsUnsupported(ctx context.Context, sc *sidecars) {
+	sc.t.Helper()
+	sc.eventually(ctx, 20*time.Second, "every sidecar counting 3 brokers without share groups", func(m map[int32]stack.Metrics) string {
+		for id, mm := range m {
+			if bad := expect(mm, gauge("kafka_replication_share_groups_brokers", map[string]string{"state": "unsupported"}, eq(3))); bad != "" {
+				return fmt.Sprintf("sidecar %d: %s", id, bad)
+			}
+		}
+		return ""
+	})
+}
+
+// checkShareWarningsOnce: a sidecar logs a broker's share-group state at
+// WARN when it changes (unsupported, or unreachable while frozen), never the
+// same state twice in a row, i.e. not every refresh.
+func checkShareWarningsOnce(t *testing.T, c *harness.Cluster) {
+	t.Helper()
+	for _, n := range c.Nodes() {
+		out, err := os.ReadFile(filepath.Join(n.Dir, "exporter.log"))
+		must(t, err)
+		last := map[string]string{} // broker → its last share-group line's msg
+		var lines []string
+		for l := range strings.Lines(string(out)) {
+			if !strings.Contains(strings.ToLower(logField(l, "msg")), "share group") {
+				continue
+			}
+			msg, broker := logField(l, "msg"), logField(l, "broker")
+			if strings.Contains(l, "level=WARN") && last[broker] == msg {
+				t.Errorf("sidecar %d logged at WARN twice in a row for broker %s: %s", n.ID, broker, msg)
+			}
+			last[broker] = msg
+			lines = append(lines, fmt.Sprintf("%s broker %s: %s", logField(l, "level"), broker, msg))
+		}
+		t.Logf("sidecar %d: share-group lines %q", n.ID, lines)
+	}
+}
+
+// logField is the value of key in a logfmt line, unquoted.
+func logField(line, key string) string {
+	i := strings.Index(line, " "+key+"=")
+	if i < 0 {
+		return ""
+	}
+	v := line[i+len(key)+2:]
+	if strings.HasPrefix(v, `"`) {
+		if u, err := strconv.QuotedPrefix(v); err == nil {
+			s, _ := strconv.Unquote(u)
+			return s
+		}
+	}
+	v, _, _ = strings.Cut(v, " ")
+	return strings.TrimSpace(v)
 }
