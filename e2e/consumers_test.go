@@ -27,6 +27,18 @@ import (
 // too), 260 records above the HW and growing; cleared 2 s after the thaw; wall time 39–44 s (80 s at load). 3.9.1:
 // starved 14 s after the freeze, lag to the HW 0, 232 records above the HW, cleared 2–5 s after the thaw, 47–56 s.
 // On both versions broker 1's sidecar, and only it, exports the metadata quorum as DescribeQuorum answers it.
+//
+// Share groups (KIP-932; the sidecars also run --collector.share-groups), on the same partition and freeze: one that
+// keeps up (accepts and flushes every poll) and one that is slow (one record every 250 ms), both coordinated by broker
+// 1, started at earliest (group config share.auto.offset.reset), __share_group_state with min ISR 1 (see
+// shareBrokerConfig). Kafka's answers (DescribeShareGroupOffsets, ListOffsets, ListGroups [share]): the keeping-up
+// group's start offset is 1 below the moving HW with Kafka's lag 0; while frozen it stays 1 below the stalled HW (lag
+// 0, no acknowledgement failed) as ~320 records pile above it, the slow group's ~150-200 below; after the thaw both
+// the HW and the keeping-up start offset move past the stalled HW at once. Broker 1's sidecar: 3 brokers known, the
+// keeping-up group starved in the same refresh as the stalled HW (0 s, at most two refreshes allowed), the slow one
+// not, both start offsets equal to Kafka's, both cleared after the thaw; no share-group state logged at WARN twice in
+// a row for a broker. 3.9.1 has no share groups: every sidecar counts 3 brokers unsupported, logged once each (again
+// after the freeze, which makes brokers 2 and 3 unreachable in between). 4.4.0: 37-47 s.
 func TestConsumersStarvedByReplication(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Kafka cluster; skipped with -short")
@@ -44,7 +56,11 @@ var consumerVersions = []string{kafkaCurrent, kafka3}
 func testConsumersStarved(t *testing.T, version string) {
 	start := time.Now()
 	defer func() { t.Logf("wall time %v", time.Since(start).Round(time.Second)) }()
-	c := harness.StartT(t, harness.Options{Version: version})
+	opts := harness.Options{Version: version}
+	if hasShareGroups(version) {
+		opts.BrokerConfig = shareBrokerConfig
+	}
+	c := harness.StartT(t, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
@@ -63,9 +79,14 @@ func testConsumersStarved(t *testing.T, version string) {
 	produceSteadily(runCtx, t, &wg, c, topic, sarama.WaitForLocal, 50*time.Millisecond)
 	// The consumer group: reads everything and auto-commits every 200ms.
 	consumeSteadily(runCtx, t, &wg, c, group, topic, 200*time.Millisecond, markAll{})
+	// Share groups on the same partition and freeze, where Kafka has them.
+	var shares *shareGroups
+	if hasShareGroups(version) {
+		shares = startShareGroups(runCtx, t, &wg, c, topic)
+	}
 
 	const threshold = 10 * time.Second
-	es, err := stack.StartExporters(ctx, c, exporterBinary(t), "--stall.threshold="+threshold.String(), "--collector.consumer-groups")
+	es, err := stack.StartExporters(ctx, c, exporterBinary(t), "--stall.threshold="+threshold.String(), "--collector.consumer-groups", "--collector.share-groups")
 	must(t, err)
 	t.Cleanup(es.Close)
 	s := &sidecars{t: t, es: es}
@@ -79,6 +100,12 @@ func testConsumersStarved(t *testing.T, version string) {
 			gauge("kafka_replication_consumer_group_lag_to_high_watermark", gp, lt(50)),
 			gauge("kafka_replication_consumer_group_committed_offset", gp, gt(150)))
 	})
+	if shares != nil {
+		shares.caughtUp(ctx)
+		shares.exporterCaughtUp(ctx, s)
+	} else {
+		checkShareGroupsUnsupported(ctx, s)
+	}
 
 	frozen := time.Now()
 	must(t, c.PauseNode(2))
@@ -90,6 +117,9 @@ func testConsumersStarved(t *testing.T, version string) {
 	took := s.eventually(ctx, 5*time.Second+threshold+15*time.Second, "the group starved by replication", func(m map[int32]stack.Metrics) string {
 		above, _ = m[1].Value("kafka_replication_consumer_group_records_above_high_watermark", gp)
 		stalled, _ := m[1].Value("kafka_replication_partition_high_watermark_stalled", part(topic, 0))
+		if shares != nil {
+			shares.watch(m[1])
+		}
 		lag, _ := m[1].Value("kafka_replication_consumer_group_lag_to_high_watermark", gp)
 		lagToHW = lag
 		committed, _ := m[1].Value("kafka_replication_consumer_group_committed_offset", gp)
@@ -106,6 +136,11 @@ func testConsumersStarved(t *testing.T, version string) {
 	})
 	t.Logf("Kafka %s: starved by replication %v after freezing both followers (stall threshold %v); lag to the HW %v, %v records above the HW",
 		c.Version(), took.Round(time.Second), threshold, lagToHW, above)
+	var stalledHW int64
+	if shares != nil {
+		shares.exporterStarved(ctx, s)
+		stalledHW = shares.starved(ctx)
+	}
 	s.eventually(ctx, 10*time.Second, "the records above the HW growing", func(m map[int32]stack.Metrics) string {
 		if v, _ := m[1].Value("kafka_replication_consumer_group_records_above_high_watermark", gp); v <= above {
 			return fmt.Sprintf("records above the HW %v, was %v", v, above)
@@ -120,6 +155,11 @@ func testConsumersStarved(t *testing.T, version string) {
 		return expect(m[1], gauge("kafka_replication_consumer_group_starved_by_replication", gp, eq(0)))
 	})
 	t.Logf("verdict cleared %v after the thaw", took.Round(time.Second))
+	if shares != nil {
+		shares.exporterThawed(ctx, s)
+		shares.thawed(ctx, stalledHW)
+	}
+	checkShareWarningsOnce(t, c)
 }
 
 // markAll is a consumer group handler that marks every record it reads.

@@ -350,13 +350,16 @@ var sparseFamilies = func() map[string]bool {
 }()
 
 // sparseValue reads a sparse family's series as 0 when it is missing but
-// its row is exported: the group's committed offset for a group position,
-// the LSO for an LSO verdict, the partition's replica count otherwise.
+// its row is exported: the group's committed offset (a share group's start
+// offset) for a group position, the LSO for an LSO verdict, the partition's
+// replica count otherwise.
 func sparseValue(m stack.Metrics, name string, labels map[string]string) (float64, bool) {
 	row := "kafka_replication_partition_replicas"
 	switch {
 	case strings.HasPrefix(name, "kafka_replication_consumer_group_"):
 		row = "kafka_replication_consumer_group_committed_offset"
+	case strings.HasPrefix(name, "kafka_replication_share_group_"):
+		row = "kafka_replication_share_group_start_offset"
 	case strings.HasPrefix(name, "kafka_replication_partition_last_stable_offset_"):
 		row = "kafka_replication_partition_last_stable_offset"
 	}
