@@ -133,25 +133,19 @@ func (f *Kafka) installShares() {
 			if !ok {
 				g.ErrorCode = kerr.GroupIDNotFound.Code
 			}
-			byTopic := make(map[string]int)
-			for _, k := range slices.SortedFunc(maps.Keys(starts), func(a, b logparse.PartitionKey) int {
-				return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
-			}) {
-				at, seen := byTopic[k.Topic]
-				if !seen {
-					at = len(g.Topics)
-					byTopic[k.Topic] = at
-					t := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
-					t.Topic = k.Topic
-					g.Topics = append(g.Topics, t)
-				}
+			perTopic(starts, func(topic string) {
+				t := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
+				t.Topic = topic
+				g.Topics = append(g.Topics, t)
+			}, func(k logparse.PartitionKey, start int64) {
 				p := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
-				p.Partition, p.StartOffset = k.Partition, starts[k]
+				p.Partition, p.StartOffset = k.Partition, start
 				if o := f.offsets[k]; req.Version >= 1 && o != nil {
-					p.Lag = max(o.HW-starts[k], 0)
+					p.Lag = max(o.HW-start, 0)
 				}
-				g.Topics[at].Partitions = append(g.Topics[at].Partitions, p)
-			}
+				last := &g.Topics[len(g.Topics)-1]
+				last.Partitions = append(last.Partitions, p)
+			})
 			resp.Groups = append(resp.Groups, g)
 		}
 		return resp, nil, true
@@ -510,20 +504,16 @@ func (f *Kafka) CommitOffsets(group string, offsets map[logparse.PartitionKey]in
 	defer cl.Close()
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation = group, -1
-	at := make(map[string]int)
-	for k, o := range offsets {
-		i, ok := at[k.Topic]
-		if !ok {
-			i = len(req.Topics)
-			at[k.Topic] = i
-			rt := kmsg.NewOffsetCommitRequestTopic()
-			rt.Topic = k.Topic
-			req.Topics = append(req.Topics, rt)
-		}
+	perTopic(offsets, func(topic string) {
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = topic
+		req.Topics = append(req.Topics, rt)
+	}, func(k logparse.PartitionKey, o int64) {
 		p := kmsg.NewOffsetCommitRequestTopicPartition()
 		p.Partition, p.Offset = k.Partition, o
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
-	}
+		last := &req.Topics[len(req.Topics)-1]
+		last.Partitions = append(last.Partitions, p)
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := req.RequestWith(ctx, cl)
@@ -563,20 +553,16 @@ func SetShareOffsets(t testing.TB, addrs []string, group string, offsets map[log
 	defer cl.Close()
 	req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
 	req.GroupID = group
-	at := make(map[string]int)
-	for k, o := range offsets {
-		i, ok := at[k.Topic]
-		if !ok {
-			i = len(req.Topics)
-			at[k.Topic] = i
-			rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
-			rt.Topic = k.Topic
-			req.Topics = append(req.Topics, rt)
-		}
+	perTopic(offsets, func(topic string) {
+		rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+		rt.Topic = topic
+		req.Topics = append(req.Topics, rt)
+	}, func(k logparse.PartitionKey, o int64) {
 		p := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
 		p.Partition, p.StartOffset = k.Partition, o
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
-	}
+		last := &req.Topics[len(req.Topics)-1]
+		last.Partitions = append(last.Partitions, p)
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := req.RequestWith(ctx, cl)
@@ -616,5 +602,20 @@ func (f *Kafka) SetFeature(name string, level int16) {
 	}
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 		f.t.Fatalf("update feature %s to %d: %v", name, level, err)
+	}
+}
+
+// perTopic walks offsets as Kafka's requests and answers list them, by
+// topic then partition: topic is called once per topic before its
+// partitions, each then given to partition.
+func perTopic(offsets map[logparse.PartitionKey]int64, topic func(name string), partition func(k logparse.PartitionKey, offset int64)) {
+	keys := slices.SortedFunc(maps.Keys(offsets), func(a, b logparse.PartitionKey) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	for i, k := range keys {
+		if i == 0 || keys[i-1].Topic != k.Topic {
+			topic(k.Topic)
+		}
+		partition(k, offsets[k])
 	}
 }

@@ -25,8 +25,8 @@ func TestGroupsStarvedBehindASmallLastStep(t *testing.T) {
 		clock.Advance(15 * time.Second)
 	}
 	f.SetOffsets(key("orders", 0), fakekafka.Offsets{HW: 50, LEO: 60})
-	commit(t, f, "keeps-up", map[logparse.PartitionKey]int64{key("orders", 0): 45})
-	commit(t, f, "behind", map[logparse.PartitionKey]int64{key("orders", 0): 30})
+	f.CommitOffsets("keeps-up", map[logparse.PartitionKey]int64{key("orders", 0): 45})
+	f.CommitOffsets("behind", map[logparse.PartitionKey]int64{key("orders", 0): 30})
 	a.refresh(context.Background())
 	for range 2 {
 		clock.Advance(2 * time.Minute)

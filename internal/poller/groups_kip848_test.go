@@ -34,7 +34,7 @@ func TestGroupsKIP848(t *testing.T) {
 			f := fakekafka.New(t)
 			f.CreateTopic("orders", nil, 0)
 			f.SetOffsets(key("orders", 0), fakekafka.Offsets{HW: 10, LEO: 10})
-			commit(t, f, "nextgen", map[logparse.PartitionKey]int64{key("orders", 0): 7})
+			f.CommitOffsets("nextgen", map[logparse.PartitionKey]int64{key("orders", 0): 7})
 			f.C.ControlKey(int16(kmsg.DescribeGroups), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
 				f.C.KeepControl()
 				req := kreq.(*kmsg.DescribeGroupsRequest)
@@ -84,7 +84,7 @@ func TestGroupsKIP848(t *testing.T) {
 func TestGroupsClassicNoConsumerGroupDescribe(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", nil, 0)
-	commit(t, f, "billing", map[logparse.PartitionKey]int64{key("orders", 0): 1})
+	f.CommitOffsets("billing", map[logparse.PartitionKey]int64{key("orders", 0): 1})
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, withGroups(".*", ""))
 	f.RequestCounts()
 	a.refresh(context.Background())

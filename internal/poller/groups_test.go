@@ -8,52 +8,11 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/fakekafka"
 	"github.com/kafka-replication-exporter/kafka_replication_exporter/internal/logparse"
 )
-
-// commit commits offsets for group as an admin tool does (no member, no
-// generation), through the group's coordinator.
-func commit(t *testing.T, f *fakekafka.Kafka, group string, offsets map[logparse.PartitionKey]int64) {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(f.C.ListenAddrs()...), kgo.MaxVersions(kversion.V3_9_0()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Group = group
-	req.Generation = -1
-	at := make(map[string]int)
-	for k, o := range offsets {
-		i, ok := at[k.Topic]
-		if !ok {
-			i = len(req.Topics)
-			at[k.Topic] = i
-			rt := kmsg.NewOffsetCommitRequestTopic()
-			rt.Topic = k.Topic
-			req.Topics = append(req.Topics, rt)
-		}
-		p := kmsg.NewOffsetCommitRequestTopicPartition()
-		p.Partition, p.Offset = k.Partition, o
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
-	}
-	resp, err := req.RequestWith(context.Background(), cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rt := range resp.Topics {
-		for _, rp := range rt.Partitions {
-			if rp.ErrorCode != 0 {
-				t.Fatalf("commit %s %s/%d: error %d", group, rt.Topic, rp.Partition, rp.ErrorCode)
-			}
-		}
-	}
-}
 
 // groupTable renders the snapshot's groups as
 // "group(state,members):topic/partition=committed lag above starved lagSeconds …".
@@ -85,7 +44,7 @@ func TestGroupsOffRequestsNothing(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		f := fakekafka.New(t)
 		f.CreateTopic("orders", nil, 0, 1, 2)
-		commit(t, f, "billing", map[logparse.PartitionKey]int64{key("orders", 0): 1})
+		f.CommitOffsets("billing", map[logparse.PartitionKey]int64{key("orders", 0): 1})
 		var tweak func(*Config)
 		if on {
 			tweak = withGroups(".*", "")
@@ -112,9 +71,9 @@ func TestGroupsSplitLag(t *testing.T) {
 	f.CreateTopic("orders", nil, 0, 1)
 	f.SetOffsets(key("orders", 0), fakekafka.Offsets{HW: 100, LEO: 100})
 	f.SetOffsets(key("orders", 1), fakekafka.Offsets{HW: 50, LEO: 80})
-	commit(t, f, "billing", map[logparse.PartitionKey]int64{key("orders", 0): 90, key("orders", 1): 50})
-	commit(t, f, "audit", map[logparse.PartitionKey]int64{key("orders", 0): 100})
-	commit(t, f, "test-1", map[logparse.PartitionKey]int64{key("orders", 0): 0})
+	f.CommitOffsets("billing", map[logparse.PartitionKey]int64{key("orders", 0): 90, key("orders", 1): 50})
+	f.CommitOffsets("audit", map[logparse.PartitionKey]int64{key("orders", 0): 100})
+	f.CommitOffsets("test-1", map[logparse.PartitionKey]int64{key("orders", 0): 0})
 
 	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, withGroups(".*", "test-.*"))
 	a.refresh(context.Background())
@@ -141,7 +100,7 @@ func TestGroupsSplitLag(t *testing.T) {
 func TestGroupsLeaderScope(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", nil, 0, 1, 2)
-	commit(t, f, "billing", map[logparse.PartitionKey]int64{key("orders", 0): 1, key("orders", 1): 2, key("orders", 2): 3})
+	f.CommitOffsets("billing", map[logparse.PartitionKey]int64{key("orders", 0): 1, key("orders", 1): 2, key("orders", 2): 3})
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), 1, ScopeLeader, Options{}, withGroups("bill.*", ""))
 	a.refresh(context.Background())
 	s := a.Snapshot()
@@ -184,8 +143,8 @@ func TestGroupsStarvedWithinLastStep(t *testing.T) {
 	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, withGroups(".*", ""))
 	a.refresh(context.Background())
 	f.SetOffsets(key("orders", 0), fakekafka.Offsets{HW: 50, LEO: 60})
-	commit(t, f, "keeps-up", map[logparse.PartitionKey]int64{key("orders", 0): 45})
-	commit(t, f, "behind", map[logparse.PartitionKey]int64{key("orders", 0): 30})
+	f.CommitOffsets("keeps-up", map[logparse.PartitionKey]int64{key("orders", 0): 45})
+	f.CommitOffsets("behind", map[logparse.PartitionKey]int64{key("orders", 0): 30})
 	for range 2 {
 		clock.Advance(2 * time.Minute)
 		a.refresh(context.Background())
@@ -199,7 +158,7 @@ func TestGroupsStarvedWithinLastStep(t *testing.T) {
 func TestGroupsDroppedWithTheTopics(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", nil, 0)
-	commit(t, f, "billing", map[logparse.PartitionKey]int64{key("orders", 0): 1})
+	f.CommitOffsets("billing", map[logparse.PartitionKey]int64{key("orders", 0): 1})
 	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, func(c *Config) {
 		withGroups(".*", "")(c)
 		c.Groups.LastStableOffset = true
@@ -249,10 +208,10 @@ func TestGroupsPartitionOrder(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("payments", nil, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2)
 	f.CreateTopic("orders", nil, 0, 1, 2)
-	commit(t, f, "billing", map[logparse.PartitionKey]int64{
+	f.CommitOffsets("billing", map[logparse.PartitionKey]int64{
 		key("payments", 10): 1, key("orders", 2): 2, key("payments", 2): 3, key("orders", 0): 4, key("payments", 11): 5,
 	})
-	commit(t, f, "audit", map[logparse.PartitionKey]int64{key("payments", 2): 6, key("orders", 2): 7})
+	f.CommitOffsets("audit", map[logparse.PartitionKey]int64{key("payments", 2): 6, key("orders", 2): 7})
 	a, _ := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, withGroups(".*", ""))
 	a.refresh(context.Background())
 	var got []string
@@ -272,8 +231,8 @@ func TestGroupsBehindBeforeTheHistoryNotStarved(t *testing.T) {
 	f := fakekafka.New(t)
 	f.CreateTopic("orders", nil, 0)
 	f.SetOffsets(key("orders", 0), fakekafka.Offsets{HW: 50, LEO: 80})
-	commit(t, f, "slow", map[logparse.PartitionKey]int64{key("orders", 0): 20})
-	commit(t, f, "billing", map[logparse.PartitionKey]int64{key("orders", 0): 50})
+	f.CommitOffsets("slow", map[logparse.PartitionKey]int64{key("orders", 0): 20})
+	f.CommitOffsets("billing", map[logparse.PartitionKey]int64{key("orders", 0): 50})
 	a, clock := newTestPoller(t, f.C.ListenAddrs(), -1, ScopeCluster, Options{}, withGroups(".*", ""))
 	a.refresh(context.Background())
 	clock.Advance(3 * time.Minute)
