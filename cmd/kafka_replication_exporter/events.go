@@ -17,7 +17,7 @@ func cmdEvents(files []string, loc *time.Location, stdin io.Reader, stdout, stde
 	checker := invariant.NewChecker()
 	var buf []byte
 	var res invariant.Result
-	_, err := readLogs(files, loc, stdin, func(ev *logparse.Event, _ []byte) {
+	_, err := readLogs(files, loc, stdin, true, func(ev *logparse.Event, _ []byte) {
 		checker.Observe(ev, &res) // names topics that controller lines give only by id
 		buf = logparse.AppendJSON(buf[:0], ev)
 		buf = append(buf, '\n')

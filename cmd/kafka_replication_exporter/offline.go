@@ -101,8 +101,9 @@ type eventFunc func(ev *logparse.Event, first []byte)
 // them with (logstate.ReadToEnd): each group of groupInputs is one followed
 // log, its rolled files read before it, and the logs are merged by event
 // time, so the checker sees a leader change in state-change.log before the
-// HW lines that follow it in server.log.
-func readLogs(paths []string, loc *time.Location, stdin io.Reader, fn eventFunc) (*scanStats, error) {
+// HW lines that follow it in server.log. allFields reads every field of
+// every line, for `events` (logstate.LogFileOptions.AllFields).
+func readLogs(paths []string, loc *time.Location, stdin io.Reader, allFields bool, fn eventFunc) (*scanStats, error) {
 	st := &scanStats{}
 	if err := checkInputs(paths); err != nil {
 		return st, err
@@ -111,11 +112,11 @@ func readLogs(paths []string, loc *time.Location, stdin io.Reader, fn eventFunc)
 	for _, g := range groupInputs(paths) {
 		last := len(g) - 1
 		files = append(files, logstate.NewLogFile(g[last], logstate.LogFileOptions{
-			ToEnd:    true,
-			Before:   g[:last],
-			Stdin:    stdin,
-			Location: loc,
-			ReadAcks: true,
+			ToEnd:     true,
+			Before:    g[:last],
+			Stdin:     stdin,
+			Location:  loc,
+			AllFields: allFields,
 		}))
 	}
 	err := logstate.ReadToEnd(files, func(ev *logparse.Event, first []byte) {

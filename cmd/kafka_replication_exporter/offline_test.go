@@ -20,7 +20,7 @@ func TestReadTruncatedWhileReadIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	truncated := false
-	_, err := readLogs([]string{path}, time.UTC, nil, func(*logparse.Event, []byte) {
+	_, err := readLogs([]string{path}, time.UTC, nil, false, func(*logparse.Event, []byte) {
 		if !truncated {
 			truncated = true
 			if err := os.Truncate(path, 0); err != nil {
@@ -84,7 +84,7 @@ func TestReadMergesLateStdinByTime(t *testing.T) {
 		w.Close()
 	}()
 	var got []string
-	_, err := readLogs([]string{path, "-"}, time.UTC, r, func(ev *logparse.Event, _ []byte) {
+	_, err := readLogs([]string{path, "-"}, time.UTC, r, false, func(ev *logparse.Event, _ []byte) {
 		got = append(got, ev.File)
 	})
 	if err != nil {
@@ -104,7 +104,7 @@ func TestReadCutGzipNamesTheFile(t *testing.T) {
 	if err := os.WriteFile(path, gz[:len(gz)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := readLogs([]string{path}, time.UTC, nil, func(*logparse.Event, []byte) {})
+	_, err := readLogs([]string{path}, time.UTC, nil, false, func(*logparse.Event, []byte) {})
 	if err == nil || err.Error() != path+": unexpected EOF" {
 		t.Fatalf("want %q, got %v", path+": unexpected EOF", err)
 	}

@@ -153,7 +153,7 @@ func serveWhileWriting(t *testing.T, rng *rand.Rand, paths []string, lines []gen
 // fullReadState is what verify's read of the files to their end applies to a Store.
 func fullReadState(t *testing.T, paths []string) *logstate.Store {
 	store := logstate.NewStore(nil)
-	_, err := readLogs(paths, time.UTC, nil, func(ev *logparse.Event, _ []byte) {
+	_, err := readLogs(paths, time.UTC, nil, false, func(ev *logparse.Event, _ []byte) {
 		store.Apply(ev)
 	})
 	if err != nil {

@@ -67,7 +67,7 @@ func runVerify(paths []string, loc *time.Location, stdin io.Reader) (*verifyRepo
 		reports[i] = invariantReport{Name: inv.String(), Examples: []example{}}
 	}
 	var res invariant.Result
-	st, err := readLogs(paths, loc, stdin, func(ev *logparse.Event, first []byte) {
+	st, err := readLogs(paths, loc, stdin, false, func(ev *logparse.Event, first []byte) {
 		checker.Observe(ev, &res)
 		if res.Checked == 0 && res.Violated == 0 {
 			return

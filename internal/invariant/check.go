@@ -320,7 +320,7 @@ func (c *Checker) Observe(ev *logparse.Event, r *Result) {
 			r.Detail = fmt.Sprintf("produce rejected with ISR size %d >= min ISR %d", ev.ISRSize, ev.MinISR)
 		}
 	case logparse.ISRAckProgress:
-		if len(ev.Awaiting) == 0 {
+		if ev.AllAcked {
 			r.Checked.add(ISRAcksComplete)
 		}
 	case logparse.HWBlockedUnderMinISR:

@@ -183,8 +183,9 @@ type Event struct {
 	FromISR, ToISR []int32
 	// isr_shrink: out-of-sync replicas with their LEO (-1 = unknown).
 	OutOfSync []ReplicaOffset
-	// isr_ack_progress: acked and awaited replicas with their LEO.
+	// isr_ack_progress: acked and awaited replicas with their LEO; AllAcked: none is awaited ("awaiting Set()").
 	Acked, Awaiting []ReplicaOffset
+	AllAcked        bool
 
 	// isr_update: version / partition epoch (-1 when the line carries none).
 	Version int64

@@ -12,13 +12,12 @@ const maxInterned = 1 << 16
 // Parser turns records into events. It holds scratch buffers and a
 // topic-string intern table; it is NOT safe for concurrent use.
 type Parser struct {
-	// ShallowAcks stops isr_ack_progress events after their offset: Acked and
-	// Awaiting stay nil, and a line is taken on its fixed prefix
-	// ("Progress awaiting ISR acks for offset N: acked: ") alone. It is for a
-	// caller that counts these lines by type only, as serve does: they are a
-	// third of a TRACE log, and it has no use for their replica lists.
-	// verify and events read them whole (the default).
-	ShallowAcks bool
+	// TypeOnly takes the lines that serve and verify count by type only
+	// (isr_ack_progress, replica_leo, hw_skip: half of a TRACE log) on their
+	// fixed prefix and leaves their values unset, but for an ack line's
+	// Offset and AllAcked. `events`, which prints every field, reads them whole
+	// (the default).
+	TypeOnly bool
 
 	loc    *time.Location
 	ts     tsCache

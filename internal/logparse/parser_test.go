@@ -108,6 +108,7 @@ var parseCases = []parseCase{
 		want(ISRAckProgress, LevelTrace, partitionLogger, 1, "performance-test", 2, func(e *Event) {
 			e.Offset = 89
 			e.Acked = []ReplicaOffset{{3, 89}, {2, 89}, {1, 89}}
+			e.AllAcked = true
 		}),
 	},
 	{
@@ -474,4 +475,30 @@ func TestParsePartitionMemo(t *testing.T) {
 // parseLine is Parse for a single-line record.
 func (p *Parser) parseLine(line []byte) (Event, bool) {
 	return p.Parse(Record{First: line, Line: 1, Lines: 1})
+}
+
+// serve and verify read ack lines to their type: whether every ISR replica
+// acked is all they keep, and it must be what the whole line says, in every
+// form of set Kafka prints.
+func TestTypeOnlyAllAcked(t *testing.T) {
+	for _, tc := range []struct {
+		awaiting string
+		all      bool
+	}{
+		{"Set()", true},
+		{"HashSet()", true},
+		{"[]", true},
+		{"Set(broker 3: 88)", false},
+		{"HashSet(broker 3: 88, broker 2: 88)", false},
+		{"[broker 3: 88]", false},
+	} {
+		l := line("TRACE", "[Partition t-2 broker=1] Progress awaiting ISR acks for offset 89: acked: Set(broker 1: 89), awaiting "+tc.awaiting, partitionLogger)
+		p := NewParser(time.UTC)
+		p.TypeOnly = true
+		ev, ok := p.Parse(Record{First: []byte(l), Line: 1, Lines: 1})
+		full, fullOK := NewParser(time.UTC).Parse(Record{First: []byte(l), Line: 1, Lines: 1})
+		if !ok || !fullOK || ev.AllAcked != tc.all || full.AllAcked != tc.all || ev.Offset != 89 || ev.Acked != nil {
+			t.Errorf("awaiting %s: type-only %v %+v, full %v %+v; want AllAcked %v", tc.awaiting, ok, ev, fullOK, full, tc.all)
+		}
+	}
 }

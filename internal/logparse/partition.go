@@ -19,11 +19,11 @@ func (p *Parser) partition(ev *Event, m []byte) bool {
 		return p.ackProgress(ev, body)
 	case 'S':
 		if hasPrefix(body, "Skipping update high watermark since new hw ") {
-			return hwSkip(ev, body)
+			return p.hwSkip(ev, body)
 		}
 		return p.isrShrink(ev, body)
 	case 'R':
-		return replicaLEO(ev, body)
+		return p.replicaLEO(ev, body)
 	case 'N':
 		return p.hwBlocked(ev, body)
 	case 'L':
@@ -117,13 +117,16 @@ func hwUpdate(ev *Event, s []byte) bool {
 
 // hwSkip reads "Skipping update high watermark since new hw (offset=88, …) is not
 // larger than old value. All current LEOs are …" — From is the new hw.
-func hwSkip(ev *Event, s []byte) bool {
+func (p *Parser) hwSkip(ev *Event, s []byte) bool {
 	s, _ = cut(s, "Skipping update high watermark since new hw ")
+	ev.Type = HWSkip
+	if p.TypeOnly {
+		return true
+	}
 	var ok bool
 	if ev.From, _, ok = offsetMetadata(s); !ok {
 		return false
 	}
-	ev.Type = HWSkip
 	return true
 }
 
@@ -140,13 +143,17 @@ func (p *Parser) ackProgress(ev *Event, s []byte) bool {
 	if s, ok = cut(s, ": acked: "); !ok {
 		return false
 	}
-	if p.ShallowAcks {
-		ev.Type = ISRAckProgress
-		return true
-	}
 	body, s, ok := setBody(s)
 	if !ok {
 		return false
+	}
+	if p.TypeOnly {
+		if s, ok = cut(s, ", awaiting "); !ok {
+			return false
+		}
+		ev.AllAcked = emptySet(s)
+		ev.Type = ISRAckProgress
+		return true
 	}
 	if p.acks, ok = brokerOffsets(p.acks, body); !ok {
 		return false
@@ -162,8 +169,16 @@ func (p *Parser) ackProgress(ev *Event, s []byte) bool {
 		return false
 	}
 	ev.Acked, ev.Awaiting = p.acks[:nAcked:nAcked], p.acks[nAcked:]
+	ev.AllAcked = len(ev.Awaiting) == 0
 	ev.Type = ISRAckProgress
 	return true
+}
+
+// emptySet reports whether s starts with a set that setBody reads as empty:
+// "Set()", "HashSet()", "[]".
+func emptySet(s []byte) bool {
+	body, _, ok := setBody(s)
+	return ok && len(body) == 0
 }
 
 // brokerOffsets parses "broker 1: 89, broker 2: 88" into dst.
@@ -191,10 +206,14 @@ func brokerOffsets(dst []ReplicaOffset, s []byte) ([]ReplicaOffset, bool) {
 }
 
 // replicaLEO reads "Recorded replica 1 log end offset (LEO) position 771005 and log start offset 0."
-func replicaLEO(ev *Event, s []byte) bool {
+func (p *Parser) replicaLEO(ev *Event, s []byte) bool {
 	s, ok := cut(s, "Recorded replica ")
 	if !ok {
 		return false
+	}
+	if p.TypeOnly {
+		ev.Type = ReplicaLEO
+		return true
 	}
 	if ev.Replica, s, ok = id(s); !ok {
 		return false

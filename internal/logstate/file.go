@@ -128,10 +128,10 @@ type LogFileOptions struct {
 	Before []string
 	// Stdin is what "-" reads; nil means os.Stdin.
 	Stdin io.Reader
-	// ReadAcks parses the replica lists of acks=all progress lines, which
-	// only verify's acknowledgement invariant needs: the store counts those
-	// lines by type.
-	ReadAcks bool
+	// AllFields reads every field of every line, as `events` prints them;
+	// serve and verify read the lines they count by type only to their type
+	// (logparse.Parser.TypeOnly).
+	AllFields bool
 }
 
 // NewLogFile prepares a follower for path ("-" = stdin). Nothing is opened
@@ -143,9 +143,8 @@ func NewLogFile(path string, opts LogFileOptions) *LogFile {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	// The store counts ack lines by type only: their replica lists are not read.
 	parser := logparse.NewParser(opts.Location)
-	parser.ShallowAcks = !opts.ReadAcks
+	parser.TypeOnly = !opts.AllFields
 	f := &LogFile{
 		Path:     path,
 		name:     path,

@@ -253,7 +253,7 @@ func (s *Store) apply(ev *logparse.Event) {
 		// Counted by type only (kafka_replication_log_events_total): they are
 		// most of a TRACE log and no partition metric needs them. The checker
 		// keeps no state for them either (it only counts complete acks for verify's report), and
-		// the follower's parser reads ack lines shallowly (ShallowAcks). The
+		// the parser reads them to their type (TypeOnly). The
 		// partition appears with its first HW update, ISR line or HW
 		// increment refused under min ISR.
 		return
