@@ -502,3 +502,13 @@ func TestTypeOnlyAllAcked(t *testing.T) {
 		}
 	}
 }
+
+// emptySet looks at a set's first element only, and must agree with setBody.
+func TestEmptySetAgreesWithSetBody(t *testing.T) {
+	for _, s := range []string{"", "X", "Set", "Set(", "Set()", "Set())", "Set()x", "Set(b", "Set(broker 1: 2)", "HashSet()", "[", "[]", "[1]", "Set[]", "Set(]", "[)", "(", "()", "Set)"} {
+		body, _, ok := setBody([]byte(s))
+		if want := ok && len(body) == 0; emptySet([]byte(s)) != want {
+			t.Errorf("emptySet(%q) = %v, setBody says %v", s, !want, want)
+		}
+	}
+}

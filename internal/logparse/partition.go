@@ -174,11 +174,20 @@ func (p *Parser) ackProgress(ev *Event, s []byte) bool {
 	return true
 }
 
-// emptySet reports whether s starts with a set that setBody reads as empty:
-// "Set()", "HashSet()", "[]".
+// emptySet reports whether s starts with a set that setBody reads as empty
+// ("Set()", "HashSet()", "[]"), looking no further than its first element.
 func emptySet(s []byte) bool {
-	body, _, ok := setBody(s)
-	return ok && len(body) == 0
+	i := 0
+	for i < len(s) && (s[i] >= 'A' && s[i] <= 'Z' || s[i] >= 'a' && s[i] <= 'z') {
+		i++
+	}
+	switch {
+	case i >= len(s) || s[i] != '(' && s[i] != '[':
+		return false
+	case i+1 == len(s): // unterminated: setBody reads what follows, nothing
+		return true
+	}
+	return s[i] == '(' && s[i+1] == ')' || s[i] == '[' && s[i+1] == ']'
 }
 
 // brokerOffsets parses "broker 1: 89, broker 2: 88" into dst.
