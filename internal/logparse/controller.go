@@ -65,7 +65,7 @@ func (p *Parser) uncleanChange(ev *Event, s []byte) bool {
 // diffTo finds "<key>a -> b" in a PartitionRegistration diff and returns b.
 func diffTo(diff []byte, key string) (int64, bool) {
 	for {
-		i := bytes.Index(diff, []byte(key))
+		i := index(diff, key)
 		if i < 0 {
 			return 0, false
 		}

@@ -2,6 +2,7 @@ package logparse
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -509,6 +510,16 @@ func TestEmptySetAgreesWithSetBody(t *testing.T) {
 		body, _, ok := setBody([]byte(s))
 		if want := ok && len(body) == 0; emptySet([]byte(s)) != want {
 			t.Errorf("emptySet(%q) = %v, setBody says %v", s, !want, want)
+		}
+	}
+}
+
+func TestIndexIsBytesIndex(t *testing.T) {
+	for _, s := range []string{"", "a", "abc", "aab", "xx broker=1] y", "broker=", " broker", "abcabd"} {
+		for _, sep := range []string{"", "a", "ab", "abd", " broker=", "broker=1] y", "zz", "abcabdx"} {
+			if got, want := index([]byte(s), sep), strings.Index(s, sep); got != want {
+				t.Errorf("index(%q, %q) = %d, want %d", s, sep, got, want)
+			}
 		}
 	}
 }

@@ -155,7 +155,7 @@ func field(body []byte, key string) (int64, bool) {
 // skipField returns what follows the first "<key>" that starts a field.
 func skipField(body []byte, key string) ([]byte, bool) {
 	for off := 0; ; {
-		i := bytes.Index(body[off:], []byte(key))
+		i := index(body[off:], key)
 		if i < 0 {
 			return nil, false
 		}

@@ -19,9 +19,28 @@ func cut(s []byte, prefix string) ([]byte, bool) {
 	return s[len(prefix):], true
 }
 
+// index is bytes.Index for a string sep, without converting sep to a slice:
+// a conversion longer than 32 bytes allocates unless the compiler inlines it
+// at a constant, which profile-guided inlining does not promise.
+func index(s []byte, sep string) int {
+	if len(sep) == 0 {
+		return 0
+	}
+	for i := 0; len(s)-i >= len(sep); i++ {
+		j := bytes.IndexByte(s[i:len(s)-len(sep)+1], sep[0])
+		if j < 0 {
+			return -1
+		}
+		if i += j; string(s[i:i+len(sep)]) == sep {
+			return i
+		}
+	}
+	return -1
+}
+
 // skipTo returns what follows the first occurrence of sep in s.
 func skipTo(s []byte, sep string) ([]byte, bool) {
-	i := bytes.Index(s, []byte(sep))
+	i := index(s, sep)
 	if i < 0 {
 		return s, false
 	}
